@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kpkeys: build, test and package the project on top of Linux 7.3.
+# 'make help' lists the targets.
+
+ARCH_HOST := $(shell sh -c '. scripts/lib.sh && host_arch')
+ARCH ?= $(ARCH_HOST)
+ARCHES := x86_64 arm64 powerpc
+# Kernel tree the project is applied to: Debian's linux-source-7.3 unless
+# KSRC= names another 7.3.x tree.
+KSRC ?=
+TREE := build/tree
+LLVM ?=
+
+SCRIPTS := scripts
+BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
+
+.PHONY: all build tree export series check check-all test test-tooling \
+	deps kunit checkpatch clean distclean help
+
+all: build
+
+help:
+	@echo 'kpkeys targets (ARCH=x86_64|arm64|powerpc, default: the host)'
+	@echo '  make [build]       build the kernel and guest initramfs for ARCH'
+	@echo '  make check         build, boot under QEMU and run every test for ARCH'
+	@echo '  make check-all     make check for all three architectures (main job)'
+	@echo '  make test          the full test run CI uses: tooling tests, check-all,'
+	@echo '                     and an LLVM=1 check of arm64'
+	@echo '  make test-tooling  tests of the project tooling itself'
+	@echo '  make tree          assemble build/tree: base kernel + series commits'
+	@echo '  make export        write commits made in build/tree back to the repo'
+	@echo '  make series        git format-patch + cover letter into build/series'
+	@echo '  make checkpatch    scripts/checkpatch.pl --strict on the series'
+	@echo '  make kunit         the project KUnit suites via kunit.py run --arch=ARCH'
+	@echo '  make deps          install the Debian packages the project needs'
+	@echo '  make clean         remove build outputs (keeps build/tree)'
+	@echo 'Variables: LLVM=1 (clang-19), KSRC=<7.3 tree>, C=1 (sparse),'
+	@echo '           QEMU_TIMEOUT=<s>, KPKEYS_APPEND=<kernel params>'
+
+deps:
+	@$(SCRIPTS)/install-deps.sh
+
+tree: deps
+	@python3 $(SCRIPTS)/tree.py assemble --ksrc "$(BASE)" --tree $(TREE)
+
+# Used by the build targets: a tree with unexported edits is built as is.
+tree-if-needed: deps
+	@python3 $(SCRIPTS)/tree.py assemble --if-needed --ksrc "$(BASE)" --tree $(TREE)
+
+export:
+	@python3 $(SCRIPTS)/tree.py export --tree $(TREE)
+
+series: tree-if-needed
+	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series
+
+checkpatch: series
+	@cd $(TREE) && ./scripts/checkpatch.pl --strict --no-signoff \
+		--ignore FILE_PATH_CHANGES ../series/0*.patch
+
+build: tree-if-needed
+	@LLVM=$(LLVM) $(SCRIPTS)/build.sh $(ARCH) $(TREE)
+	@LLVM=$(LLVM) $(SCRIPTS)/mkinitrd.sh $(ARCH) $(TREE) \
+		$$(sh -c '. scripts/lib.sh && build_dir $(ARCH) $$(llvm_arg "$(LLVM)")')
+
+check: tree-if-needed
+	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCH)
+
+check-all: tree-if-needed
+	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCHES)
+
+test: tree-if-needed
+	@$(SCRIPTS)/check-many.sh --tooling $(TREE) $(ARCHES) arm64:llvm
+
+test-tooling: tree-if-needed
+	@$(SCRIPTS)/check-many.sh --tooling $(TREE)
+
+kunit: tree-if-needed
+	@$(SCRIPTS)/kunit.sh $(ARCH) $(TREE)
+
+clean:
+	rm -rf build/x86_64* build/arm64* build/powerpc* build/results build/series
+
+distclean:
+	rm -rf build

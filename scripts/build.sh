@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Configure and build the kpkeys test kernel for one architecture, out of
+# tree: tinyconfig + configs/common.config + configs/<arch>.config (+ any
+# extra fragments), checked option by option after merging.
+#
+# usage: build.sh <arch> <kernel tree> [extra.config ...]
+# env:   LLVM=1 (clang-19), C=1 (sparse), KMAKEFLAGS (more make arguments),
+#        KPKEYS_O (output directory, default build/<arch>[-llvm]),
+#        KPKEYS_CONFIG_ONLY=1 (stop after configuring)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 2 ] || { echo "usage: $0 <arch> <kernel tree> [extra.config ...]" >&2; exit 2; }
+arch=$1 src=$2
+shift 2
+check_arch "$arch"
+[ -f "$src/Makefile" ] || die "$src is not a kernel tree"
+llvm=$(llvm_arg "${LLVM:-}")
+out=${KPKEYS_O:-$(build_dir "$arch" "$llvm")}
+cross=$(cross_compile "$arch")
+frags=("$KPKEYS_REPO/configs/common.config" "$KPKEYS_REPO/configs/$arch.config" "$@")
+for f in "${frags[@]}"; do
+	[ -f "$f" ] || die "config fragment $f does not exist"
+done
+
+# Tools this build needs, with the package that provides each.
+need() { command -v "$1" >/dev/null || die "$1 not found: install $2 (or run scripts/install-deps.sh)"; }
+need flex flex
+need bison bison
+need bc bc
+need rsync rsync
+if [ -n "$llvm" ]; then
+	need "clang$llvm" "clang${llvm}"
+	need "ld.lld$llvm" "lld${llvm}"
+	need "llvm-ar$llvm" "llvm${llvm}"
+else
+	need "${cross}gcc" "gcc-${cross%-}"
+fi
+
+# A sub-make must not inherit the top-level make's command-line variables
+# (LLVM=1 in particular would override LLVM=-19).
+unset MAKEFLAGS MAKELEVEL MFLAGS
+kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(nproc)")
+if [ -n "$llvm" ]; then
+	kmake+=(LLVM="$llvm")
+	command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")
+else
+	kmake+=(CROSS_COMPILE="$cross")
+	command -v ccache >/dev/null && kmake+=(CC="ccache ${cross}gcc")
+fi
+[ -n "${C:-}" ] && kmake+=(C="$C")
+# shellcheck disable=SC2206
+kmake+=(${KMAKEFLAGS:-})
+
+mkdir -p "$out"
+stamp=$out/.kpkeys-config-inputs
+inputs=$(cat "${frags[@]}" "$src/Makefile" | sha256sum | cut -d' ' -f1)
+if [ ! -f "$out/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
+	say "$arch: configuring ($(basename -a "${frags[@]}" | tr '\n' ' '))"
+	"${kmake[@]}" tinyconfig >/dev/null
+	(cd "$src" && ARCH=$arch scripts/kconfig/merge_config.sh -m -O "$out" \
+		"$out/.config" "${frags[@]}" >/dev/null)
+	"${kmake[@]}" olddefconfig >/dev/null
+	# merge_config.sh only warns; an option Kconfig dropped is a hard error.
+	bad=0
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF "$line" "$out/.config" && continue
+			got=$(grep -E "^(# )?${line%%=*}[= ]" "$out/.config" || echo "absent")
+			;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			grep -qE "^$opt=" "$out/.config" || continue
+			got=$(grep -E "^$opt=" "$out/.config")
+			;;
+		*) continue ;;
+		esac
+		echo "  requested: $line" >&2
+		echo "  got:       $got" >&2
+		bad=1
+	done < <(cat "${frags[@]}")
+	[ "$bad" = 0 ] || { rm -f "$out/.config"; die "$arch: requested options did not land in .config (missing dependency?)"; }
+	echo "$inputs" > "$stamp"
+fi
+
+[ -n "${KPKEYS_CONFIG_ONLY:-}" ] && exit 0
+
+say "$arch: building $(kernel_image "$arch") in $out${llvm:+ (LLVM=$llvm)}"
+start=$SECONDS
+"${kmake[@]}" "$(basename "$(kernel_image "$arch")")"
+"${kmake[@]}" headers_install INSTALL_HDR_PATH="$out/usr-headers" >/dev/null
+say "$arch: built in $((SECONDS - start)) s: $out/$(kernel_image "$arch")"

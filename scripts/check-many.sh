@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run check.sh for several architectures (and optionally the tooling
+# tests), keep going after a failure, then print one summary ending in
+# "N passed, N failed".  Exit status is non-zero if anything failed.
+#
+# usage: check-many.sh [--tooling] <kernel tree> [<arch>[:llvm] ...]
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tooling=0
+if [ "${1:-}" = --tooling ]; then
+	tooling=1
+	shift
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [--tooling] <kernel tree> [<arch>[:llvm] ...]" >&2; exit 2; }
+src=$1
+shift
+for spec in "$@"; do
+	check_arch "${spec%:llvm}"
+done
+
+results=$KPKEYS_BUILD/results
+mkdir -p "$results"
+jsons=()
+start=$SECONDS
+if [ "$tooling" = 1 ]; then
+	"$KPKEYS_REPO/scripts/test-tooling.sh" "$src" "$results/tooling.json"
+	jsons+=("$results/tooling.json")
+fi
+for spec in "$@"; do
+	arch=${spec%:llvm}
+	llvm=${LLVM:-}
+	[ "$spec" != "$arch" ] && llvm=1
+	label=$arch${llvm:+-llvm}
+	[ -n "$(llvm_arg "$llvm")" ] || label=$arch
+	rm -f "$results/$label.log.json"
+	say "=== $label ==="
+	if ! LLVM=$llvm "$KPKEYS_REPO/scripts/check.sh" "$arch" "$src" &&
+	   [ ! -f "$results/$label.log.json" ]; then
+		# The build or the initramfs failed before QEMU ran.
+		printf '{"label": "%s", "problems": ["build failed (see above)"], "suites": {}}\n' \
+			"$label" > "$results/$label.log.json"
+	fi
+	jsons+=("$results/$label.log.json")
+done
+say "total time $((SECONDS - start)) s"
+exec python3 "$KPKEYS_REPO/scripts/summary.py" "${jsons[@]}"

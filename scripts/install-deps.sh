@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages the kpkeys build, test and benchmark jobs need.
+# Idempotent: packages already present are not touched, and nothing is done
+# when everything is there.  QEMU 10.0 comes from bookworm-backports, which is
+# added as a separate source list the first time.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 [--check]" >&2
+	echo "  --check  only report missing packages, exit 1 if any" >&2
+	exit 2
+}
+
+check_only=0
+case "${1:-}" in
+"") ;;
+--check) check_only=1 ;;
+*) usage ;;
+esac
+
+# Packages from bookworm itself.
+base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
+	   kmod xz-utils git python3 perl sparse ccache gnuplot-nox
+	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates)
+# Packages that must come from bookworm-backports (QEMU 10.0: powernv icount).
+bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data)
+bp_list=/etc/apt/sources.list.d/kpkeys-bookworm-backports.list
+
+missing() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+qemu_is_new() {
+	local v
+	v=$(qemu-system-x86_64 --version 2>/dev/null | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+	[ -n "$v" ] && [ "$v" -ge 10 ]
+}
+
+need_base=$(missing "${base_pkgs[@]}")
+need_bp=$(missing "${bp_pkgs[@]}")
+qemu_is_new || need_bp="${bp_pkgs[*]}"
+
+if [ -z "$need_base" ] && [ -z "$need_bp" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+if [ "$check_only" = 1 ]; then
+	echo "deps: missing:" $need_base $need_bp
+	exit 1
+fi
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "deps: need root or sudo to install:" $need_base $need_bp >&2; exit 1; }
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt_opts=(-y -q --no-install-recommends -o Dpkg::Use-Pty=0)
+
+if [ ! -f "$bp_list" ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deps: adding bookworm-backports source ($bp_list) for QEMU 10.0 and clang-19"
+	echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee "$bp_list" >/dev/null
+fi
+echo "deps: apt-get update"
+$SUDO apt-get -q update -o Dpkg::Use-Pty=0 >/dev/null
+if [ -n "$need_base" ]; then
+	echo "deps: installing" $need_base
+	$SUDO apt-get install "${apt_opts[@]}" $need_base >/dev/null
+fi
+if [ -n "$need_bp" ]; then
+	echo "deps: installing from bookworm-backports:" $need_bp
+	$SUDO apt-get install "${apt_opts[@]}" -t bookworm-backports $need_bp >/dev/null
+fi
+qemu_is_new || { echo "deps: QEMU >= 10 not installed (got: $(qemu-system-x86_64 --version | head -1))" >&2; exit 1; }
+echo "deps: done"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the guest initramfs for one architecture: guest/init.c compiled
+# statically with the kernel's nolibc against the headers_install output of
+# the kernel build, packed as a gzip'ed newc cpio.
+#
+# usage: mkinitrd.sh <arch> <kernel tree> <kernel build dir>
+# Writes <kernel build dir>/initrd.gz.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 3 ] || { echo "usage: $0 <arch> <kernel tree> <kernel build dir>" >&2; exit 2; }
+arch=$1 src=$2 out=$3
+check_arch "$arch"
+hdrs=$out/usr-headers/include
+[ -d "$hdrs" ] || die "$hdrs missing: build the kernel first (make ARCH=$arch)"
+nolibc=$src/tools/include/nolibc
+[ -f "$nolibc/nolibc.h" ] || die "$nolibc/nolibc.h missing: $src is not a full kernel tree"
+cc=$(cross_compile "$arch")gcc
+command -v "$cc" >/dev/null || die "$cc not found (run scripts/install-deps.sh)"
+
+# Guest programs are always built with gcc: they are test tooling, not part
+# of the kernel under test, and gcc links nolibc against libgcc simply.
+stage=$out/initramfs
+rm -rf "$stage"
+mkdir -p "$stage/proc" "$stage/sys" "$stage/tmp"
+"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
+	-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
+	-o "$stage/init" "$KPKEYS_REPO/guest/init.c" -lgcc
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --owner=0:0) |
+	gzip -9 > "$out/initrd.gz"
+say "$arch: $out/initrd.gz"

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a kpkeys test kernel under QEMU and judge the console log.
+
+The guest's /init runs the in-guest tests, prints KTAP and reboots; QEMU
+runs with -no-reboot, so it exits when the guest is done.  The run fails on
+a timeout, a panic, an oops or BUG, a WARNING raised in the project's own
+code, a missing "kpkeys-init: done" line, or any failed KTAP test.  KTAP is
+parsed with the kernel's own tools/testing/kunit/kunit.py.
+
+Writes <log> (the console) and <log>.json (per-suite results).
+"""
+
+import argparse
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+DONE_MARKER = "kpkeys-init: done"
+
+QEMU = {
+    "x86_64": {
+        "bin": "qemu-system-x86_64",
+        # qboot starts faster than SeaBIOS and its MP table lists every vCPU
+        # (a tinyconfig kernel has no ACPI).
+        "args": ["-M", "q35", "-m", "512", "-bios", "qboot.rom"],
+        "cpu": "max",
+        "console": "console=ttyS0",
+    },
+    "arm64": {
+        "bin": "qemu-system-aarch64",
+        "args": ["-M", "virt", "-m", "512"],
+        "cpu": "max",
+        "console": "console=ttyAMA0",
+    },
+    "powerpc": {
+        "bin": "qemu-system-ppc64",
+        # powernv9 + skiboot: hash MMU with storage keys, KUAP and KUEP.
+        # -nodefaults skips PHB link training; the BMC makes reboot work.
+        "args": ["-M", "powernv9", "-nodefaults", "-serial", "mon:stdio",
+                 "-device", "ipmi-bmc-sim,id=bmc0",
+                 "-device", "isa-ipmi-bt,bmc=bmc0,irq=10"],
+        "cpu": None,
+        "console": "console=hvc0 disable_radix",
+    },
+}
+
+# Console patterns that fail a run whatever else happened.
+FATAL = [
+    (re.compile(r"Kernel panic - not syncing"), "kernel panic"),
+    (re.compile(r"\bOops\b|Internal error: Oops"), "oops"),
+    (re.compile(r"\bBUG: |kernel BUG at"), "BUG"),
+    (re.compile(r"general protection fault|Unable to handle kernel"), "kernel fault"),
+]
+WARNING_RE = re.compile(r"WARNING: .* at (\S+?):(\d+)")
+KTAP_START = re.compile(r"^(\[[ \d.]+\] )?KTAP version 1$")
+
+
+def qemu_command(arch, kernel, initrd, append, cpu, smp, icount):
+    conf = QEMU[arch]
+    cmd = [conf["bin"], *conf["args"], "-nographic", "-no-reboot",
+           "-kernel", kernel, "-initrd", initrd,
+           "-append", "%s panic=-1 %s" % (conf["console"], append)]
+    cpu = cpu or conf["cpu"]
+    if cpu:
+        cmd += ["-cpu", cpu]
+    if icount:
+        # Guest clock = instructions executed: stable benchmark numbers.
+        cmd += ["-icount", "shift=0,sleep=off", "-smp", "1"]
+    else:
+        cmd += ["-smp", str(smp)]
+    return cmd
+
+
+def run(cmd, log_path, timeout, label):
+    """Run QEMU, tee the console to @log_path, show progress; return lines."""
+    lines = []
+    start = time.monotonic()
+    last_note = start
+    interactive = sys.stderr.isatty()
+    with open(log_path, "w", errors="replace") as log, \
+            subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT) as proc:
+        buf = b""
+        timed_out = False
+        while True:
+            now = time.monotonic()
+            if now - start > timeout:
+                proc.kill()
+                timed_out = True
+                break
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if ready:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *complete, buf = buf.split(b"\n")
+                for raw in complete:
+                    line = raw.decode(errors="replace").rstrip("\r")
+                    lines.append(line)
+                    log.write(line + "\n")
+                log.flush()
+            if now - last_note >= (2 if interactive else 30):
+                last_note = now
+                tail = lines[-1][:60] if lines else "(no output yet)"
+                msg = "[%s] %3d s  %s" % (label, now - start, tail)
+                if interactive:
+                    sys.stderr.write("\r\033[K" + msg)
+                else:
+                    sys.stderr.write(msg + "\n")
+                sys.stderr.flush()
+        if buf:
+            lines.append(buf.decode(errors="replace"))
+            log.write(lines[-1] + "\n")
+        proc.wait()
+        if interactive:
+            sys.stderr.write("\r\033[K")
+    return lines, timed_out, proc.returncode, time.monotonic() - start
+
+
+def project_files(listing):
+    if not listing:
+        return set()
+    with open(listing) as f:
+        return {l.strip() for l in f if l.strip()}
+
+
+def find_problems(lines, own_files):
+    problems = []
+    notes = []
+    for line in lines:
+        for pat, what in FATAL:
+            if pat.search(line):
+                problems.append("%s: %s" % (what, line.strip()))
+                break
+        m = WARNING_RE.search(line)
+        if m:
+            path = m.group(1)
+            if any(path == f or path.endswith("/" + f) for f in own_files):
+                problems.append("WARNING in project code: %s" % line.strip())
+            else:
+                notes.append("WARNING outside project code: %s" % line.strip())
+    return problems, notes
+
+
+def ktap_documents(lines):
+    """Split the console into top-level KTAP documents."""
+    docs = []
+    for line in lines:
+        if KTAP_START.match(line):
+            docs.append([])
+        if docs:
+            docs[-1].append(line)
+    return docs
+
+
+def parse_ktap(doc, kunit_py):
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write("\n".join(doc) + "\n")
+        src = f.name
+    out = src + ".json"
+    try:
+        subprocess.run([sys.executable, kunit_py, "parse", "--json=" + out, src],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        with open(out) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+    finally:
+        for p in (src, out):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+def suites_of(group):
+    """Flatten kunit.py JSON into {suite: [(case, status)]}."""
+    result = {}
+    for sub in group.get("sub_groups", []):
+        cases = [(c["name"], c["status"]) for c in sub.get("test_cases", [])]
+        nested = suites_of(sub)
+        if cases or not nested:
+            result[sub["name"]] = cases
+        result.update(nested)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", required=True, choices=sorted(QEMU))
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--kernel-tree", required=True,
+                    help="tree whose tools/testing/kunit/kunit.py parses KTAP")
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--append", default="", help="extra kernel parameters")
+    ap.add_argument("--cpu", help="QEMU -cpu value (default per arch)")
+    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--icount", action="store_true")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--expect-suite", action="append", default=[],
+                    help="a KTAP suite that must appear in the results")
+    ap.add_argument("--project-files",
+                    help="file listing the project's kernel paths (for WARNINGs)")
+    ap.add_argument("--label", default=None)
+    args = ap.parse_args()
+
+    label = args.label or args.arch
+    qemu_bin = QEMU[args.arch]["bin"]
+    if not shutil.which(qemu_bin):
+        sys.exit("run-qemu: error: %s not found (run scripts/install-deps.sh)"
+                 % qemu_bin)
+    for path in (args.kernel, args.initrd):
+        if not os.path.exists(path):
+            sys.exit("run-qemu: error: %s does not exist" % path)
+    kunit_py = os.path.join(args.kernel_tree, "tools/testing/kunit/kunit.py")
+
+    cmd = qemu_command(args.arch, args.kernel, args.initrd, args.append,
+                       args.cpu, args.smp, args.icount)
+    print("[%s] %s" % (label, " ".join(cmd)), file=sys.stderr)
+    lines, timed_out, rc, wall = run(cmd, args.log, args.timeout, label)
+
+    problems, notes = find_problems(lines, project_files(args.project_files))
+    if timed_out:
+        problems.insert(0, "timeout after %d s" % args.timeout)
+    if not any(DONE_MARKER in l for l in lines):
+        problems.append("guest did not finish (no '%s' line)" % DONE_MARKER)
+    if rc not in (0, None) and not timed_out:
+        problems.append("QEMU exited with status %d" % rc)
+
+    suites = {}
+    for doc in ktap_documents(lines):
+        parsed = parse_ktap(doc, kunit_py)
+        if parsed is None:
+            problems.append("kunit.py could not parse a KTAP document")
+            continue
+        suites.update(suites_of(parsed))
+    for name in args.expect_suite:
+        if name not in suites:
+            problems.append("missing results of suite %s" % name)
+        elif not suites[name]:
+            problems.append("suite %s ran no test" % name)
+
+    result = {"arch": args.arch, "label": label, "wall_s": round(wall, 1),
+              "problems": problems, "notes": notes,
+              "suites": {s: [{"name": n, "status": st} for n, st in cases]
+                         for s, cases in suites.items()}}
+    with open(args.log + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+
+    for s, cases in sorted(suites.items()):
+        counts = {k: sum(1 for _, st in cases if st == k)
+                  for k in ("PASS", "FAIL", "SKIP", "ERROR")}
+        state = "FAIL" if counts["FAIL"] or counts["ERROR"] else "ok"
+        print("[%s] %-34s %-4s %d passed, %d failed, %d skipped"
+              % (label, s, state, counts["PASS"],
+                 counts["FAIL"] + counts["ERROR"], counts["SKIP"]))
+        for n, st in cases:
+            if st not in ("PASS",):
+                print("[%s]     %s %s" % (label, st, n))
+    for n in notes:
+        print("[%s] note: %s" % (label, n))
+    for p in problems:
+        print("[%s] PROBLEM: %s" % (label, p))
+    print("[%s] %s in %.0f s, console log: %s"
+          % (label, "FAILED" if problems else "boot ok", wall, args.log))
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

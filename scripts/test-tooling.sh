@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of the project tooling itself; results as JSON for summary.py.
+#
+# usage: test-tooling.sh <assembled kernel tree> <result.json>
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 2 ] || { echo "usage: $0 <kernel tree> <result.json>" >&2; exit 2; }
+tree=$(cd "$1" && pwd)
+result=$2
+work=$(mktemp -d "$KPKEYS_BUILD/tooling.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cases=()
+
+record() {	# record <name> <0|1> [reason]
+	local status=PASS
+	[ "$2" = 0 ] || status=FAIL
+	cases+=("{\"name\": \"$1\", \"status\": \"$status\"}")
+	echo "tooling: $status $1${3:+: $3}" >&2
+}
+
+# A copy of the repository (without build/) that the tests may change.
+copy_repo() {
+	local dst=$1
+	mkdir -p "$dst"
+	(cd "$KPKEYS_REPO" && git ls-files -co --exclude-standard -z) |
+		rsync -a --from0 --files-from=- "$KPKEYS_REPO/" "$dst/"
+}
+
+snapshot() {
+	(cd "$1" && find . -path ./build -prune -o -type f -print0 | LC_ALL=C sort -z |
+		xargs -0 sha256sum)
+}
+
+# make tree + make export leaves the repository byte-identical, and an edit
+# made in the tree comes back through export.
+test_tree_roundtrip() {
+	local repo=$work/repo t=$work/repo/build/tree before after
+	copy_repo "$repo"
+	before=$(snapshot "$repo")
+	python3 "$repo/scripts/tree.py" assemble --ksrc "$tree" --tree "$t" \
+		--reuse-base "$tree" 2>"$work/assemble.err" ||
+		{ record tree_roundtrip_is_byte_identical 1 "$(cat "$work/assemble.err")"; return; }
+	python3 "$repo/scripts/tree.py" export --tree "$t" 2>/dev/null
+	after=$(snapshot "$repo")
+	if [ "$before" = "$after" ]; then
+		record tree_roundtrip_is_byte_identical 0
+	else
+		record tree_roundtrip_is_byte_identical 1 "$(diff <(echo "$before") <(echo "$after") | head -5)"
+	fi
+
+	# Edit a patched kernel file and a new file, amend the first commit.
+	local first newfile
+	first=$(git -C "$t" rev-list --reverse kpkeys-base..HEAD | head -n 1)
+	newfile=$(git -C "$t" diff-tree -r --no-commit-id --diff-filter=A --name-only "$first" | head -n 1)
+	echo "/* roundtrip marker */" >> "$t/$newfile"
+	echo "# roundtrip marker" >> "$t/mm/Kconfig"
+	git -C "$t" -c user.name=t -c user.email=t@t commit -q -a --fixup "$first"
+	GIT_SEQUENCE_EDITOR=true git -C "$t" -c user.name=t -c user.email=t@t \
+		rebase -q -i --autosquash kpkeys-base >/dev/null 2>&1
+	python3 "$repo/scripts/tree.py" export --tree "$t" 2>/dev/null
+	if grep -q "roundtrip marker" "$repo/generic/$newfile" &&
+	   grep -rq "roundtrip marker" "$repo/generic/patches/"; then
+		record export_writes_tree_edits_back 0
+	else
+		record export_writes_tree_edits_back 1 "edit not found in $repo"
+	fi
+}
+
+# A KSRC of another version is refused, naming the version, and nothing
+# is changed.
+test_wrong_version_refused() {
+	local fake=$work/linux-6.1 before out
+	mkdir -p "$fake"
+	printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 99\n' > "$fake/Makefile"
+	before=$(git -C "$tree" rev-parse HEAD)
+	out=$(make -s -C "$KPKEYS_REPO" tree KSRC="$fake" 2>&1)
+	if [ $? -ne 0 ] && grep -q "Linux 6.1.99" <<<"$out" &&
+	   [ "$(git -C "$tree" rev-parse HEAD)" = "$before" ]; then
+		record wrong_version_ksrc_is_refused 0
+	else
+		record wrong_version_ksrc_is_refused 1 "$out"
+	fi
+	out=$(make -s -C "$KPKEYS_REPO" tree KSRC="$work/nonexistent" 2>&1)
+	if [ $? -ne 0 ] && grep -q "not a kernel tree" <<<"$out"; then
+		record missing_ksrc_is_refused 0
+	else
+		record missing_ksrc_is_refused 1 "$out"
+	fi
+}
+
+test_bad_arch_refused() {
+	local out
+	out=$(make -s -C "$KPKEYS_REPO" build ARCH=sparc64 2>&1)
+	if [ $? -ne 0 ] && grep -q "unsupported ARCH 'sparc64'" <<<"$out"; then
+		record unsupported_arch_is_refused 0
+	else
+		record unsupported_arch_is_refused 1 "$out"
+	fi
+}
+
+# An option that Kconfig drops is reported, and the build stops.
+test_dropped_option_detected() {
+	local frag=$work/bad.config out
+	echo "CONFIG_PPC_MEM_KEYS=y" > "$frag"
+	out=$(KPKEYS_O=$work/cfg KPKEYS_CONFIG_ONLY=1 \
+		"$KPKEYS_REPO/scripts/build.sh" x86_64 "$tree" "$frag" 2>&1)
+	if [ $? -ne 0 ] && grep -q "requested: CONFIG_PPC_MEM_KEYS=y" <<<"$out"; then
+		record dropped_config_option_is_an_error 0
+	else
+		record dropped_config_option_is_an_error 1 "$out"
+	fi
+}
+
+# The console judge: synthetic logs, no boot needed.
+test_runner_judge() {
+	if python3 "$KPKEYS_REPO/scripts/test_run_qemu.py" >"$work/judge.out" 2>&1; then
+		record runner_judges_console_logs 0
+	else
+		record runner_judges_console_logs 1 "$(tail -n 5 "$work/judge.out")"
+	fi
+}
+
+# A real oops in a real guest fails the run (arm64 boots fastest).
+test_runner_detects_oops() {
+	local arch=arm64 out dir
+	dir=$(build_dir "$arch")
+	if [ ! -f "$dir/$(kernel_image $arch)" ] || [ ! -f "$dir/initrd.gz" ]; then
+		"$KPKEYS_REPO/scripts/build.sh" "$arch" "$tree" >/dev/null 2>&1 &&
+		"$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$tree" "$dir" >/dev/null 2>&1
+	fi
+	out=$("$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label oops-test \
+		--kernel "$dir/$(kernel_image $arch)" --initrd "$dir/initrd.gz" \
+		--kernel-tree "$tree" --log "$work/oops.log" --timeout 120 \
+		--append "kpkeys_init.provoke=EXCEPTION" 2>&1)
+	if [ $? -ne 0 ] && grep -q "PROBLEM: oops" <<<"$out"; then
+		record runner_fails_a_guest_that_oopses 0
+	else
+		record runner_fails_a_guest_that_oopses 1 "$(tail -n 5 <<<"$out")"
+	fi
+}
+
+test_bad_arch_refused
+test_wrong_version_refused
+test_dropped_option_detected
+test_runner_judge
+test_tree_roundtrip
+test_runner_detects_oops
+
+{
+	printf '{"label": "tooling", "problems": [], "suites": {"tooling": [\n'
+	(IFS=,; printf '%s\n' "${cases[*]}")
+	printf ']}}\n'
+} > "$result"

@@ -1,0 +1,621 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Assemble the kpkeys kernel tree from the repository, and export it back.
+
+The repository holds the project as an overlay on Linux 7.3:
+
+  generic/              arch-independent kernel files (generic/mm/x.c -> mm/x.c)
+  arch/<arch>/          arch files, at their kernel path
+  Documentation/        at its kernel path
+  tools/testing/        at its kernel path
+  MAINTAINERS           our MAINTAINERS entry (whole entries, nothing else)
+  <component>/patches/<slug>.patch
+                        edits to files that exist in the base kernel (or to
+                        files added by an earlier commit), one per commit
+  series/series         the commit manifest, in order
+  series/<slug>.msg     the commit message of each commit, verbatim
+
+Commit <-> file mapping (what keeps export mechanical):
+
+  * a new file belongs to the commit that adds it and is stored as of that
+    commit; later changes to it are part of the later commit's patch;
+  * a commit's edits to pre-existing files are stored per component in
+    <component>/patches/<slug>.patch (plain 'git diff' output);
+  * MAINTAINERS entries are added whole by the commit that lists
+    'maintainers' in the manifest, at their sorted position.
+
+  tree.py assemble --ksrc DIR --tree DIR    (re)build the git tree
+  tree.py export --tree DIR                 write the tree's commits back
+  tree.py series --tree DIR --out DIR       git format-patch + cover letter
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERIES_DIR = os.path.join(REPO, "series")
+MANIFEST = os.path.join(SERIES_DIR, "series")
+ARCH_COMPONENTS = ("arch/arm64", "arch/x86", "arch/powerpc")
+PLAIN_COMPONENTS = ARCH_COMPONENTS + ("Documentation", "tools/testing")
+COMPONENTS = PLAIN_COMPONENTS + ("generic",)
+BASE_TAG = "kpkeys-base"
+# Fixed identity and dates: the same repository always gives the same commits.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "kpkeys developers",
+    "GIT_AUTHOR_EMAIL": "kpkeys@lists.example.org",
+    "GIT_COMMITTER_NAME": "kpkeys developers",
+    "GIT_COMMITTER_EMAIL": "kpkeys@lists.example.org",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
+}
+DIFF_OPTS = ["--no-color", "--no-ext-diff", "--no-renames", "--abbrev=12",
+             "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"]
+
+
+class TreeError(Exception):
+    pass
+
+
+def log(msg):
+    print("tree: " + msg, file=sys.stderr)
+
+
+def git(tree, *args, check=True, env=None, stdin=None, binary=False):
+    full_env = dict(os.environ)
+    full_env.update(GIT_ENV)
+    if env:
+        full_env.update(env)
+    res = subprocess.run(["git", "-C", tree, "-c", "core.quotepath=off",
+                          "-c", "core.autocrlf=false", *args],
+                         input=stdin, capture_output=True, env=full_env)
+    if check and res.returncode != 0:
+        raise TreeError("git %s failed: %s" % (" ".join(args),
+                        res.stderr.decode(errors="replace").strip()))
+    return res.stdout if binary else res.stdout.decode()
+
+
+# ---------------------------------------------------------------- paths
+
+def component_of(kpath):
+    """Component directory that holds kernel path @kpath."""
+    if kpath == "MAINTAINERS":
+        return "MAINTAINERS"
+    for comp in PLAIN_COMPONENTS:
+        if kpath.startswith(comp + "/"):
+            return comp
+    if kpath.startswith("arch/"):
+        raise TreeError("%s: no component for this architecture (only %s)"
+                        % (kpath, ", ".join(ARCH_COMPONENTS)))
+    return "generic"
+
+
+def repo_path_of(kpath):
+    comp = component_of(kpath)
+    if comp == "generic":
+        return "generic/" + kpath
+    return kpath
+
+
+def kernel_path_of(rpath):
+    if rpath.startswith("generic/"):
+        return rpath[len("generic/"):]
+    return rpath
+
+
+def patch_path(comp, slug):
+    return os.path.join(comp, "patches", slug + ".patch")
+
+
+# ---------------------------------------------------------------- manifest
+
+class Commit:
+    def __init__(self, slug):
+        self.slug = slug
+        self.adds = []
+        self.maintainers = False
+
+    def msg_path(self):
+        return os.path.join(SERIES_DIR, self.slug + ".msg")
+
+
+def read_manifest():
+    commits = []
+    if not os.path.exists(MANIFEST):
+        return commits
+    with open(MANIFEST) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            words = line.split()
+            if words[0] == "commit" and len(words) == 2:
+                commits.append(Commit(words[1]))
+            elif words[0] == "add" and len(words) == 2 and commits:
+                commits[-1].adds.append(words[1])
+            elif words == ["maintainers"] and commits:
+                commits[-1].maintainers = True
+            else:
+                raise TreeError("%s:%d: cannot parse '%s'"
+                                % (MANIFEST, n, line.rstrip()))
+    return commits
+
+
+MANIFEST_HEADER = """\
+# The kpkeys series, one block per commit, in posting order.
+#   commit <slug>        message in series/<slug>.msg; edits to existing
+#                        files in <component>/patches/<slug>.patch
+#   add <path>           a new file this commit adds (repository path)
+#   maintainers          this commit adds the entries in MAINTAINERS
+# Written by 'make export'; edit the kernel tree, not this file.
+"""
+
+
+# ---------------------------------------------------------------- base
+
+def kernel_version(ksrc):
+    try:
+        with open(os.path.join(ksrc, "Makefile")) as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise TreeError("%s: not a kernel tree (%s)" % (ksrc, e.strerror))
+    fields = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL"):
+        m = re.search(r"^%s = *(\S*)" % key, head, re.M)
+        fields[key] = m.group(1) if m else ""
+    if not fields["VERSION"]:
+        raise TreeError("%s: Makefile has no VERSION, not a kernel tree" % ksrc)
+    return "%s.%s.%s" % (fields["VERSION"], fields["PATCHLEVEL"],
+                         fields["SUBLEVEL"] or "0")
+
+
+def check_version(ksrc):
+    ver = kernel_version(ksrc)
+    if not ver.startswith("7.3."):
+        raise TreeError("%s is Linux %s; kpkeys applies to Linux 7.3.x only. "
+                        "Point KSRC= at a 7.3 tree, or leave it unset to use "
+                        "Debian's linux-source-7.3." % (ksrc, ver))
+    return ver
+
+
+def base_id(ksrc):
+    return "%s %s" % (os.path.realpath(ksrc), check_version(ksrc))
+
+
+def clone_base(other, tree):
+    """Create @tree from the base commit of the assembled tree @other."""
+    log("cloning the base commit of %s" % other)
+    shutil.rmtree(tree, ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout",
+                    other, tree], check=True)
+    git(tree, "checkout", "-q", "-B", "kpkeys", BASE_TAG)
+    git(tree, "fetch", "-q", other, "tag", BASE_TAG)
+    shutil.copy(os.path.join(other, ".git", "kpkeys-base"),
+                os.path.join(tree, ".git", "kpkeys-base"))
+
+
+def make_base(ksrc, tree):
+    """Create @tree as a git repository whose first commit is @ksrc."""
+    ver = check_version(ksrc)
+    log("creating base commit from %s (Linux %s), about a minute" % (ksrc, ver))
+    tmp = tree + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.dirname(tmp) or ".", exist_ok=True)
+    subprocess.run(["cp", "-a", "--reflink=auto", ksrc, tmp], check=True)
+    for junk in (".kpkeys-extracted", ".git"):
+        p = os.path.join(tmp, junk)
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.unlink(p)
+    git(tmp, "init", "-q", "-b", "kpkeys")
+    git(tmp, "config", "gc.auto", "0")
+    # The base commit must be the pristine tree: ignore rules must not drop
+    # anything (Debian's tarball ships no generated files).
+    git(tmp, "add", "-A", "-f", ".")
+    git(tmp, "commit", "-q", "-m", "Linux %s (base)" % ver)
+    git(tmp, "tag", BASE_TAG)
+    with open(os.path.join(tmp, ".git", "kpkeys-base"), "w") as f:
+        f.write(base_id(ksrc) + "\n")
+    shutil.rmtree(tree, ignore_errors=True)
+    os.rename(tmp, tree)
+
+
+def tree_base_id(tree):
+    try:
+        with open(os.path.join(tree, ".git", "kpkeys-base")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def ensure_clean(tree, what):
+    if git(tree, "status", "--porcelain", "--untracked-files=no").strip():
+        raise TreeError("%s has uncommitted edits; commit them in the tree "
+                        "(git commit, or --fixup + rebase -i --autosquash) "
+                        "and run 'make export' before %s" % (tree, what))
+
+
+# ---------------------------------------------------------------- assemble
+
+def maintainers_entries():
+    path = os.path.join(REPO, "MAINTAINERS")
+    with open(path) as f:
+        text = f.read()
+    entries = [e.strip("\n") + "\n" for e in re.split(r"\n\s*\n", text)
+               if e.strip()]
+    for e in entries:
+        if not re.match(r"^[A-Z0-9]", e):
+            raise TreeError("MAINTAINERS: entry must start with its title: "
+                            + e.splitlines()[0])
+    return entries
+
+
+def insert_maintainers(tree, entries):
+    path = os.path.join(tree, "MAINTAINERS")
+    with open(path) as f:
+        lines = f.read().split("\n")
+    for entry in entries:
+        title = entry.splitlines()[0]
+        # Entries start after the "Maintainers List" banner: a title line
+        # followed by a tag line, separated by blank lines.
+        start = next(i for i, l in enumerate(lines)
+                     if l.startswith("3C59X NETWORK DRIVER"))
+        pos = None
+        for i in range(start, len(lines)):
+            if (lines[i - 1] == "" and lines[i] and lines[i][0].isalnum()
+                    and i + 1 < len(lines)
+                    and re.match(r"^[A-Z]:\t", lines[i + 1])):
+                if lines[i] > title:
+                    pos = i
+                    break
+        if pos is None:
+            raise TreeError("MAINTAINERS: no place found for " + title)
+        lines[pos:pos] = entry.rstrip("\n").split("\n") + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def repo_digest():
+    """Digest of everything the repository's series is made of."""
+    h = hashlib.sha256()
+    paths = sorted(owned_paths() | {os.path.relpath(MANIFEST, REPO)})
+    for p in paths:
+        h.update(p.encode() + b"\0")
+        with open(os.path.join(REPO, p), "rb") as f:
+            h.update(f.read() + b"\0")
+    return h.hexdigest()
+
+
+def stamp_path(tree):
+    return os.path.join(tree, ".git", "kpkeys-assembled")
+
+
+def write_stamp(tree):
+    with open(stamp_path(tree), "w") as f:
+        f.write("%s %s\n" % (repo_digest(), git(tree, "rev-parse", "HEAD").strip()))
+
+
+def has_local_work(tree):
+    """True if @tree holds edits or commits that 'make export' has not seen."""
+    try:
+        with open(stamp_path(tree)) as f:
+            head = f.read().split()[1]
+    except (OSError, IndexError):
+        return True
+    dirty = git(tree, "status", "--porcelain", "--untracked-files=no").strip()
+    return bool(dirty) or git(tree, "rev-parse", "HEAD").strip() != head
+
+
+def tree_state(tree, ksrc):
+    """'missing', 'current', 'stale' (repo moved on) or 'local' (edits)."""
+    if not os.path.isdir(os.path.join(tree, ".git")) or tree_base_id(tree) != base_id(ksrc):
+        return "missing"
+    if has_local_work(tree):
+        return "local"
+    with open(stamp_path(tree)) as f:
+        digest = f.read().split()[0]
+    return "current" if digest == repo_digest() else "stale"
+
+
+def assemble(ksrc, tree, if_needed, reuse_base=None):
+    state = tree_state(tree, ksrc)
+    if state == "current":
+        return
+    if state == "missing" and os.path.isdir(os.path.join(tree, ".git")):
+        # Another base: the tree is rebuilt, so it must hold nothing unexported.
+        if has_local_work(tree):
+            raise TreeError("%s was built from another base (%s) and has "
+                            "edits that are not exported; run 'make export' "
+                            "with that KSRC first, or remove the tree"
+                            % (tree, tree_base_id(tree)))
+    if state == "local":
+        if if_needed:
+            log("%s has edits that are not exported; building it as it is "
+                "(run 'make export' to keep them)" % tree)
+            return
+        ensure_clean(tree, "re-assembling it")
+        raise TreeError("%s has commits that were not exported; run "
+                        "'make export' first, or remove the tree" % tree)
+    if state == "stale":
+        git(tree, "checkout", "-q", "-B", "kpkeys", BASE_TAG)
+    elif reuse_base and tree_base_id(reuse_base) == base_id(ksrc):
+        clone_base(reuse_base, tree)
+    else:
+        make_base(ksrc, tree)
+    commits = read_manifest()
+    for c in commits:
+        apply_commit(tree, c)
+    write_stamp(tree)
+    log("%s: %d commits on top of %s" % (tree, len(commits),
+                                         git(tree, "log", "-1", "--format=%s",
+                                             BASE_TAG).strip()))
+
+
+def apply_commit(tree, c):
+    for rpath in c.adds:
+        src = os.path.join(REPO, rpath)
+        if not os.path.isfile(src):
+            raise TreeError("series/series: commit %s adds %s, which does "
+                            "not exist" % (c.slug, rpath))
+        dst = os.path.join(tree, kernel_path_of(rpath))
+        if os.path.lexists(dst):
+            raise TreeError("%s: commit %s adds it but the kernel already "
+                            "has it; store the change as a patch"
+                            % (rpath, c.slug))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+    for comp in COMPONENTS:
+        p = os.path.join(REPO, patch_path(comp, c.slug))
+        if os.path.exists(p):
+            res = subprocess.run(["git", "-C", tree, "apply", "--index",
+                                  "--whitespace=nowarn", p],
+                                 capture_output=True, text=True)
+            if res.returncode:
+                raise TreeError("%s does not apply: %s"
+                                % (patch_path(comp, c.slug), res.stderr.strip()))
+    if c.maintainers:
+        insert_maintainers(tree, maintainers_entries())
+    git(tree, "add", "-A", "-f", "--", *[kernel_path_of(a) for a in c.adds]
+        + ["MAINTAINERS"])
+    git(tree, "commit", "-q", "--allow-empty", "--cleanup=verbatim",
+        "-F", c.msg_path())
+
+
+# ---------------------------------------------------------------- export
+
+def slugify(subject):
+    s = re.sub(r"[^a-z0-9]+", "-", subject.lower()).strip("-")
+    return s[:60].rstrip("-") or "commit"
+
+
+def commit_message(tree, rev):
+    raw = git(tree, "cat-file", "commit", rev, binary=True)
+    return raw.split(b"\n\n", 1)[1] if b"\n\n" in raw else b""
+
+
+def read_manifest_text():
+    try:
+        with open(MANIFEST) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def manifest_text(tree):
+    return render_manifest([c for c, _ in tree_commits(tree)])
+
+
+def render_manifest(commits):
+    out = [MANIFEST_HEADER]
+    for c in commits:
+        out.append("\ncommit %s\n" % c.slug)
+        for a in c.adds:
+            out.append("\tadd %s\n" % a)
+        if c.maintainers:
+            out.append("\tmaintainers\n")
+    return "".join(out)
+
+
+def tree_commits(tree):
+    """(Commit, rev) for every commit after the base.
+
+    A commit keeps the slug of the manifest entry at the same position when
+    the subject is unchanged, else the slug of any entry with its subject;
+    a new commit gets a slug made from its subject.
+    """
+    old = read_manifest()
+    old_subjects = []
+    for c in old:
+        try:
+            with open(c.msg_path(), "rb") as f:
+                old_subjects.append(f.read().split(b"\n", 1)[0])
+        except OSError:
+            old_subjects.append(None)
+    revs = git(tree, "rev-list", "--reverse", BASE_TAG + "..HEAD").split()
+    result = []
+    used = set()
+    for i, rev in enumerate(revs):
+        subject = commit_message(tree, rev).split(b"\n", 1)[0]
+        slug = None
+        if i < len(old) and old_subjects[i] == subject:
+            slug = old[i].slug
+        elif subject in old_subjects:
+            slug = old[old_subjects.index(subject)].slug
+        if slug is None or slug in used:
+            base = slugify(subject.decode(errors="replace"))
+            slug, n = base, 2
+            while slug in used:
+                slug, n = "%s-%d" % (base, n), n + 1
+        used.add(slug)
+        c = Commit(slug)
+        status = git(tree, "diff-tree", "-r", "--no-commit-id", "--no-renames",
+                     "--name-status", rev + "^", rev)
+        for line in status.splitlines():
+            st, path = line.split("\t", 1)
+            if path == "MAINTAINERS":
+                c.maintainers = True
+            elif st == "A":
+                c.adds.append(repo_path_of(path))
+        c.adds.sort()
+        result.append((c, rev))
+    return result
+
+
+def maintainers_added(tree, rev):
+    diff = git(tree, "diff", *DIFF_OPTS, "-U0", rev + "^", rev, "--",
+               "MAINTAINERS")
+    added = []
+    for line in diff.splitlines():
+        if line.startswith("+++") or line.startswith("---"):
+            continue
+        if line.startswith("-"):
+            raise TreeError("MAINTAINERS: a commit may only add whole entries "
+                            "(it removes: %s)" % line)
+        if line.startswith("+"):
+            added.append(line[1:])
+    text = "\n".join(added).strip("\n")
+    return text + "\n" if text else ""
+
+
+def collect(tree):
+    """Map repository path -> bytes for everything the tree's series holds."""
+    files = {}
+    commits = tree_commits(tree)
+    maint = ""
+    added_by = {}
+    for c, rev in commits:
+        for rpath in c.adds:
+            kpath = kernel_path_of(rpath)
+            files[rpath] = git(tree, "show", "%s:%s" % (rev, kpath), binary=True)
+            added_by[kpath] = c.slug
+        if c.maintainers:
+            if maint:
+                raise TreeError("MAINTAINERS: only one commit may add entries")
+            maint = maintainers_added(tree, rev)
+        changed = git(tree, "diff-tree", "-r", "--no-commit-id", "--no-renames",
+                      "--name-status", rev + "^", rev)
+        per_comp = {}
+        for line in changed.splitlines():
+            st, kpath = line.split("\t", 1)
+            if kpath == "MAINTAINERS" or (st == "A"):
+                continue
+            per_comp.setdefault(component_of(kpath), []).append(kpath)
+        for comp, paths in per_comp.items():
+            diff = git(tree, "diff", *DIFF_OPTS, rev + "^", rev, "--", *paths,
+                       binary=True)
+            files[patch_path(comp, c.slug)] = diff
+        files[os.path.relpath(c.msg_path(), REPO)] = commit_message(tree, rev)
+    if maint:
+        # Blank line between entries, as in the kernel's MAINTAINERS.
+        files["MAINTAINERS"] = maint.encode()
+    return files
+
+
+def owned_paths():
+    """Every repository path the current manifest accounts for."""
+    paths = set()
+    for c in read_manifest():
+        paths.update(c.adds)
+        paths.add(os.path.relpath(c.msg_path(), REPO))
+        for comp in COMPONENTS:
+            p = patch_path(comp, c.slug)
+            if os.path.exists(os.path.join(REPO, p)):
+                paths.add(p)
+        if c.maintainers:
+            paths.add("MAINTAINERS")
+    return paths
+
+
+def export(tree):
+    if not os.path.isdir(os.path.join(tree, ".git")):
+        raise TreeError("%s is not an assembled tree; run 'make tree'" % tree)
+    ensure_clean(tree, "exporting")
+    files = collect(tree)
+    manifest = manifest_text(tree)
+    stale = owned_paths() - set(files)
+    for p in sorted(stale):
+        os.unlink(os.path.join(REPO, p))
+        log("removed %s" % p)
+    changed = 0
+    for p, data in sorted(files.items()):
+        full = os.path.join(REPO, p)
+        try:
+            with open(full, "rb") as f:
+                if f.read() == data:
+                    continue
+        except OSError:
+            pass
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(data)
+        changed += 1
+        log("wrote %s" % p)
+    # Keep executable bits of new files.
+    for c, rev in tree_commits(tree):
+        for rpath in c.adds:
+            mode = git(tree, "ls-tree", rev, kernel_path_of(rpath)).split()[0]
+            os.chmod(os.path.join(REPO, rpath), 0o755 if mode == "100755" else 0o644)
+    if read_manifest_text() != manifest:
+        os.makedirs(SERIES_DIR, exist_ok=True)
+        with open(MANIFEST, "w") as f:
+            f.write(manifest)
+        changed += 1
+        log("wrote series/series")
+    write_stamp(tree)
+    log("export: %d files changed, %d removed" % (changed, len(stale)))
+
+
+# ---------------------------------------------------------------- series
+
+def series(tree, out):
+    ensure_clean(tree, "writing the series")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    n = int(git(tree, "rev-list", "--count", BASE_TAG + "..HEAD").strip())
+    if n == 0:
+        raise TreeError("the series is empty")
+    git(tree, "format-patch", "-q", "--cover-letter", "--thread",
+        "--subject-prefix=RFC PATCH", "--base=" + BASE_TAG, "-o",
+        os.path.abspath(out), BASE_TAG + "..HEAD")
+    log("wrote %d patches and a cover letter to %s" % (n, out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("assemble")
+    a.add_argument("--ksrc", required=True)
+    a.add_argument("--tree", required=True)
+    a.add_argument("--if-needed", action="store_true",
+                   help="keep a tree with unexported edits as it is")
+    a.add_argument("--reuse-base", metavar="TREE",
+                   help="clone the base commit from this assembled tree")
+    v = sub.add_parser("check-version")
+    v.add_argument("--ksrc", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--tree", required=True)
+    s = sub.add_parser("series")
+    s.add_argument("--tree", required=True)
+    s.add_argument("--out", required=True)
+    args = ap.parse_args()
+    try:
+        if args.cmd == "assemble":
+            assemble(args.ksrc, args.tree, args.if_needed, args.reuse_base)
+        elif args.cmd == "check-version":
+            print(check_version(args.ksrc))
+        elif args.cmd == "export":
+            export(args.tree)
+        elif args.cmd == "series":
+            series(args.tree, args.out)
+    except TreeError as err:
+        print("tree: error: %s" % err, file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
