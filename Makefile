@@ -3,7 +3,8 @@
 # kpkeys: build, test and package the project on top of Linux 7.3.
 # 'make help' lists the targets.
 
-ARCH_HOST := $(shell sh -c '. scripts/lib.sh && host_arch')
+SHELL := /bin/bash
+ARCH_HOST := $(shell bash -c '. scripts/lib.sh && host_arch')
 ARCH ?= $(ARCH_HOST)
 ARCHES := x86_64 arm64 powerpc
 # Kernel tree the project is applied to: Debian's linux-source-7.3 unless
@@ -11,6 +12,8 @@ ARCHES := x86_64 arm64 powerpc
 KSRC ?=
 TREE := build/tree
 LLVM ?=
+ICOUNT ?=
+export ICOUNT
 
 SCRIPTS := scripts
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
@@ -36,7 +39,8 @@ help:
 	@echo '  make deps          install the Debian packages the project needs'
 	@echo '  make clean         remove build outputs (keeps build/tree)'
 	@echo 'Variables: LLVM=1 (clang-19), KSRC=<7.3 tree>, C=1 (sparse),'
-	@echo '           QEMU_TIMEOUT=<s>, KPKEYS_APPEND=<kernel params>'
+	@echo '           QEMU_TIMEOUT=<s>, KPKEYS_APPEND=<kernel params>, QEMU_CPU=<cpu>,'
+	@echo '           ICOUNT=1 (QEMU -icount shift=0,sleep=off -smp 1)'
 
 deps:
 	@$(SCRIPTS)/install-deps.sh
@@ -56,12 +60,12 @@ series: tree-if-needed
 
 checkpatch: series
 	@cd $(TREE) && ./scripts/checkpatch.pl --strict --no-signoff \
-		--ignore FILE_PATH_CHANGES ../series/0*.patch
+		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch | grep -v 0000-cover-letter)
 
 build: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/build.sh $(ARCH) $(TREE)
 	@LLVM=$(LLVM) $(SCRIPTS)/mkinitrd.sh $(ARCH) $(TREE) \
-		$$(sh -c '. scripts/lib.sh && build_dir $(ARCH) $$(llvm_arg "$(LLVM)")')
+		$$(bash -c '. scripts/lib.sh && build_dir $(ARCH) $$(llvm_arg "$(LLVM)")')
 
 check: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCH)

@@ -8,7 +8,7 @@
 #
 # usage: check.sh <arch> <kernel tree>
 # env:   LLVM=1, QEMU_TIMEOUT (seconds), KPKEYS_APPEND (kernel parameters),
-#        QEMU_CPU (QEMU -cpu override)
+#        QEMU_CPU (QEMU -cpu override), ICOUNT=1 (-icount, one vCPU)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -28,13 +28,25 @@ mkdir -p "$results"
 # them fails the run.
 git -C "$src" diff --name-only kpkeys-base HEAD > "$out/project-files"
 
-# The built-in test_vmalloc runs at boot: keep it short here (the
-# benchmark suite sets its own parameters).
-append="test_vmalloc.run_test_mask=1 test_vmalloc.test_loop_count=1000 ${KPKEYS_APPEND:-}"
+append=${KPKEYS_APPEND:-}
+
+# Boot lines that prove the guest is the machine the tests assume.
+expect=()
+if [ -z "${ICOUNT:-}" ]; then
+	expect+=(--expect-line "smp: Brought up 1 node, 2 CPUs")
+fi
+case "$arch" in
+powerpc)
+	expect+=(--expect-line "Enabling pkeys with max key count"
+		 --expect-line "Activating Kernel Userspace Access Prevention"
+		 --expect-line "Activating Kernel Userspace Execution Prevention")
+	;;
+esac
+
 exec "$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$label" \
 	--kernel "$out/$(kernel_image "$arch")" --initrd "$out/initrd.gz" \
 	--kernel-tree "$src" --log "$results/$label.log" \
 	--project-files "$out/project-files" \
 	--timeout "${QEMU_TIMEOUT:-300}" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
-	--append "$append" \
+	--append "$append" ${ICOUNT:+--icount} "${expect[@]}" \
 	--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness

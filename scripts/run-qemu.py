@@ -23,6 +23,9 @@ import tempfile
 import time
 
 DONE_MARKER = "kpkeys-init: done"
+# A built-in test_vmalloc runs at boot, by default for minutes under TCG:
+# keep it short unless the caller's --append says otherwise (last wins).
+BASE_APPEND = "panic=-1 test_vmalloc.run_test_mask=1 test_vmalloc.test_loop_count=1000"
 
 QEMU = {
     "x86_64": {
@@ -66,7 +69,7 @@ def qemu_command(arch, kernel, initrd, append, cpu, smp, icount):
     conf = QEMU[arch]
     cmd = [conf["bin"], *conf["args"], "-nographic", "-no-reboot",
            "-kernel", kernel, "-initrd", initrd,
-           "-append", "%s panic=-1 %s" % (conf["console"], append)]
+           "-append", "%s %s %s" % (conf["console"], BASE_APPEND, append)]
     cpu = cpu or conf["cpu"]
     if cpu:
         cmd += ["-cpu", cpu]
@@ -209,6 +212,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--expect-suite", action="append", default=[],
                     help="a KTAP suite that must appear in the results")
+    ap.add_argument("--expect-line", action="append", default=[],
+                    help="text that must appear in the console log")
     ap.add_argument("--project-files",
                     help="file listing the project's kernel paths (for WARNINGs)")
     ap.add_argument("--label", default=None)
@@ -244,6 +249,9 @@ def main():
             problems.append("kunit.py could not parse a KTAP document")
             continue
         suites.update(suites_of(parsed))
+    for text in args.expect_line:
+        if not any(text in l for l in lines):
+            problems.append("the console never printed '%s'" % text)
     for name in args.expect_suite:
         if name not in suites:
             problems.append("missing results of suite %s" % name)

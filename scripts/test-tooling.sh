@@ -37,10 +37,11 @@ snapshot() {
 # make tree + make export leaves the repository byte-identical, and an edit
 # made in the tree comes back through export.
 test_tree_roundtrip() {
-	local repo=$work/repo t=$work/repo/build/tree before after
+	local repo=$work/repo t=$work/repo/build/tree before after ksrc
 	copy_repo "$repo"
+	ksrc=$(cut -d' ' -f1 "$tree/.git/kpkeys-base")
 	before=$(snapshot "$repo")
-	python3 "$repo/scripts/tree.py" assemble --ksrc "$tree" --tree "$t" \
+	python3 "$repo/scripts/tree.py" assemble --ksrc "$ksrc" --tree "$t" \
 		--reuse-base "$tree" 2>"$work/assemble.err" ||
 		{ record tree_roundtrip_is_byte_identical 1 "$(cat "$work/assemble.err")"; return; }
 	python3 "$repo/scripts/tree.py" export --tree "$t" 2>/dev/null

@@ -197,6 +197,28 @@ def clone_base(other, tree):
                 os.path.join(tree, ".git", "kpkeys-base"))
 
 
+def unignore_top_level(tree):
+    """Drop Debian's ignore-everything-at-the-top-level rule, if present.
+
+    linux-source's .gitignore ends with '/*' (Debian keeps its packaging
+    repository separate), which would hide every new file from 'git add'.
+    The change is its own commit after the pristine one, below the series.
+    """
+    path = os.path.join(tree, ".gitignore")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return
+    cut = text.find("\n#\n# Debian packaging")
+    if cut < 0:
+        return
+    with open(path, "w") as f:
+        f.write(text[:cut + 1])
+    git(tree, "commit", "-q", "-a", "-m",
+        "Drop Debian's top-level ignore-all rule so new files can be added")
+
+
 def make_base(ksrc, tree):
     """Create @tree as a git repository whose first commit is @ksrc."""
     ver = check_version(ksrc)
@@ -217,6 +239,7 @@ def make_base(ksrc, tree):
     # anything (Debian's tarball ships no generated files).
     git(tmp, "add", "-A", "-f", ".")
     git(tmp, "commit", "-q", "-m", "Linux %s (base)" % ver)
+    unignore_top_level(tmp)
     git(tmp, "tag", BASE_TAG)
     with open(os.path.join(tmp, ".git", "kpkeys-base"), "w") as f:
         f.write(base_id(ksrc) + "\n")
@@ -571,6 +594,22 @@ def export(tree):
 
 # ---------------------------------------------------------------- series
 
+def fill_cover_letter(out):
+    """Put series/cover-letter.txt (subject, blank line, blurb) in place."""
+    try:
+        with open(os.path.join(SERIES_DIR, "cover-letter.txt")) as f:
+            subject, _, blurb = f.read().partition("\n\n")
+    except OSError:
+        return
+    path = os.path.join(out, "0000-cover-letter.patch")
+    with open(path) as f:
+        text = f.read()
+    text = text.replace("*** SUBJECT HERE ***", subject.strip())
+    text = text.replace("*** BLURB HERE ***", blurb.strip())
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def series(tree, out):
     ensure_clean(tree, "writing the series")
     shutil.rmtree(out, ignore_errors=True)
@@ -581,6 +620,7 @@ def series(tree, out):
     git(tree, "format-patch", "-q", "--cover-letter", "--thread",
         "--subject-prefix=RFC PATCH", "--base=" + BASE_TAG, "-o",
         os.path.abspath(out), BASE_TAG + "..HEAD")
+    fill_cover_letter(out)
     log("wrote %d patches and a cover letter to %s" % (n, out))
 
 

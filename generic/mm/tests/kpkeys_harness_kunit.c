@@ -93,6 +93,7 @@ static struct kunit_suite kpkeys_harness_suite = {
 	.name = "kpkeys_harness",
 	.test_cases = kpkeys_harness_cases,
 };
+
 kunit_test_suite(kpkeys_harness_suite);
 
 MODULE_DESCRIPTION("Self-tests of the kpkeys test harness");
