@@ -42,7 +42,8 @@ fi
 # A sub-make must not inherit the top-level make's command-line variables
 # (LLVM=1 in particular would override LLVM=-19).
 unset MAKEFLAGS MAKELEVEL MFLAGS
-kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(nproc)")
+# One job more than CPUs keeps both busy while the other job waits on I/O.
+kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(($(nproc) + 1))")
 if [ -n "$llvm" ]; then
 	kmake+=(LLVM="$llvm")
 	command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")

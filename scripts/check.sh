@@ -49,4 +49,5 @@ exec "$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$label" \
 	--project-files "$out/project-files" \
 	--timeout "${QEMU_TIMEOUT:-300}" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
 	--append "$append" ${ICOUNT:+--icount} "${expect[@]}" \
-	--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness
+	--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
+	--expect-suite kpkeys --expect-suite kpkeys_check

@@ -62,6 +62,10 @@ FATAL = [
     (re.compile(r"general protection fault|Unable to handle kernel"), "kernel fault"),
 ]
 WARNING_RE = re.compile(r"WARNING: .* at (\S+?):(\d+)")
+# kpkeys' software checker (CONFIG_KPKEYS_CHECK); a test that provokes a
+# report on purpose gets it marked, and only those are allowed.
+KPKEYS_CHECK_RE = re.compile(r"kpkeys_check: ")
+KPKEYS_CHECK_EXPECTED = "(expected by a test)"
 KTAP_START = re.compile(r"^(\[[ \d.]+\] )?KTAP version 1$")
 
 
@@ -144,6 +148,8 @@ def find_problems(lines, own_files):
             if pat.search(line):
                 problems.append("%s: %s" % (what, line.strip()))
                 break
+        if KPKEYS_CHECK_RE.search(line) and KPKEYS_CHECK_EXPECTED not in line:
+            problems.append("kpkeys checker report: %s" % line.strip())
         m = WARNING_RE.search(line)
         if m:
             path = m.group(1)

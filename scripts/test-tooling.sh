@@ -129,6 +129,7 @@ test_runner_detects_oops() {
 	local arch=arm64 out dir
 	dir=$(build_dir "$arch")
 	if [ ! -f "$dir/$(kernel_image $arch)" ] || [ ! -f "$dir/initrd.gz" ]; then
+		say "building $arch for the oops test"
 		"$KPKEYS_REPO/scripts/build.sh" "$arch" "$tree" >/dev/null 2>&1 &&
 		"$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$tree" "$dir" >/dev/null 2>&1
 	fi

@@ -52,6 +52,17 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertEqual(len(notes), 1)
 
+    def test_kpkeys_check_report_is_a_problem(self):
+        problems, _ = self.judge("[    1.0] kpkeys_check: write at the wrong "
+                                 "kpkeys level at foo+0x1/0x2: level 0, expected 1")
+        self.assertTrue(problems)
+
+    def test_expected_kpkeys_check_report_is_allowed(self):
+        problems, _ = self.judge("[    1.0] kpkeys_check: write at the wrong "
+                                 "kpkeys level at foo+0x1/0x2: level 0, "
+                                 "expected 1 (expected by a test)")
+        self.assertEqual(problems, [])
+
     def test_ktap_documents_are_split(self):
         docs = run_qemu.ktap_documents([
             "noise", "[    1.0] KTAP version 1", "[    1.0] 1..1",

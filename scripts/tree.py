@@ -292,7 +292,7 @@ def insert_maintainers(tree, entries):
             if (lines[i - 1] == "" and lines[i] and lines[i][0].isalnum()
                     and i + 1 < len(lines)
                     and re.match(r"^[A-Z]:\t", lines[i + 1])):
-                if lines[i] > title:
+                if lines[i].upper() > title.upper():
                     pos = i
                     break
         if pos is None:
