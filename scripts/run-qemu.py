@@ -64,7 +64,7 @@ FATAL = [
 WARNING_RE = re.compile(r"WARNING: .* at (\S+?):(\d+)")
 # kpkeys' software checker (CONFIG_KPKEYS_CHECK); a test that provokes a
 # report on purpose gets it marked, and only those are allowed.
-KPKEYS_CHECK_RE = re.compile(r"kpkeys_check: ")
+KPKEYS_CHECK_RE = re.compile(r"^(\[[ \d.]+\] )?kpkeys_check: ")
 KPKEYS_CHECK_EXPECTED = "(expected by a test)"
 KTAP_START = re.compile(r"^(\[[ \d.]+\] )?KTAP version 1$")
 

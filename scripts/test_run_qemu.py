@@ -63,6 +63,10 @@ class JudgeTest(unittest.TestCase):
                                  "expected 1 (expected by a test)")
         self.assertEqual(problems, [])
 
+    def test_kunit_suite_summary_is_not_a_report(self):
+        problems, _ = self.judge("[    0.8] # kpkeys_check: pass:5 fail:0 skip:0 total:5")
+        self.assertEqual(problems, [])
+
     def test_ktap_documents_are_split(self):
         docs = run_qemu.ktap_documents([
             "noise", "[    1.0] KTAP version 1", "[    1.0] 1..1",

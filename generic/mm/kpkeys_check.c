@@ -70,13 +70,13 @@ static bool kpkeys_check_first_report(unsigned long ip)
  * by a test", and the test harness fails on any other "kpkeys_check:" line.
  */
 static void kpkeys_check_report(const char *what, unsigned long ip,
-				int level, int expected)
+				const char *unit, int got, int expected)
 {
 	atomic_inc(&kpkeys_check_nr_reports);
 	if (!kpkeys_check_first_report(ip))
 		return;
-	pr_warn("kpkeys_check: %s at %pS: level %d, expected %d%s\n", what,
-		(void *)ip, level, expected,
+	pr_warn("kpkeys_check: %s at %pS: %s %d, expected %d%s\n", what,
+		(void *)ip, unit, got, expected,
 		READ_ONCE(kpkeys_check_expecting) ? " (expected by a test)" : "");
 	dump_stack();
 }
@@ -98,8 +98,8 @@ void kpkeys_check_restore(const struct kpkeys_saved *saved)
 	if (!saved->depth)	/* kpkeys_saved_unchanged() */
 		return;
 	if (saved->depth != state->depth)
-		kpkeys_check_report("unbalanced kpkeys restore", _RET_IP_,
-				    state->depth, saved->depth);
+		kpkeys_check_report("kpkeys restore out of order", _RET_IP_,
+				    "nesting depth", state->depth, saved->depth);
 	state->level = saved->level;
 	state->depth = saved->depth - 1;
 }
@@ -118,7 +118,7 @@ void kpkeys_check_level(int level)
 
 	if (state->level != level)
 		kpkeys_check_report("write at the wrong kpkeys level", _RET_IP_,
-				    state->level, level);
+				    "level", state->level, level);
 }
 EXPORT_SYMBOL_GPL(kpkeys_check_level);
 
@@ -128,7 +128,8 @@ void __kpkeys_check_user_return(void)
 
 	if (unlikely(state->level != KPKEYS_LVL_DEFAULT)) {
 		kpkeys_check_report("return to user space at a kpkeys level",
-				    _RET_IP_, state->level, KPKEYS_LVL_DEFAULT);
+				    _RET_IP_, "level", state->level,
+				    KPKEYS_LVL_DEFAULT);
 		state->level = KPKEYS_LVL_DEFAULT;
 		state->depth = 0;
 	}
