@@ -59,7 +59,7 @@ series: tree-if-needed
 	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series
 
 checkpatch: series
-	@cd $(TREE) && ./scripts/checkpatch.pl --strict --no-signoff \
+	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict --no-signoff \
 		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch | grep -v 0000-cover-letter)
 
 build: tree-if-needed

@@ -145,6 +145,234 @@ static const struct guest_test guest_tests[] = {
 	{ "anonymous_mmap_is_zeroed_and_writable", test_anonymous_mmap_is_zeroed_and_writable },
 };
 
+/* Hardened page tables: a page-table workload, then the whole-system walk. */
+
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE	14
+#endif
+
+#define WORK_LEN	(8UL << 20)
+#define HUGE_LEN	(2UL << 20)
+
+static char pgtables_mode[32];
+
+/* Read "name value" lines of a debugfs file into @val; -1 if absent. */
+static long kv_get(const char *buf, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = buf;
+
+	while (*p) {
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return atol(p + len + 1);
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+	}
+	return -1;
+}
+
+static int pgtables_skip(const char **reason)
+{
+	if (read_file("/sys/kernel/debug/kpkeys/pgtables_mode", pgtables_mode,
+		      sizeof(pgtables_mode)) < 0) {
+		*reason = "no /sys/kernel/debug/kpkeys/pgtables_mode: CONFIG_KPKEYS_HARDENED_PGTABLES=n";
+		return 1;
+	}
+	if (!strncmp(pgtables_mode, "off", 3)) {
+		*reason = "hardened page tables are off (see the boot log)";
+		return 1;
+	}
+	return 0;
+}
+
+/* Map, touch, mprotect, split and unmap: every level of page table churns. */
+static int churn(void)
+{
+	char *p = mmap(NULL, WORK_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return -1;
+	for (i = 0; i < WORK_LEN; i += 4096)
+		p[i] = 1;
+	if (syscall(__NR_mprotect, p, WORK_LEN / 2, PROT_READ))
+		return -1;
+	if (syscall(__NR_mprotect, p, WORK_LEN / 2, PROT_READ | PROT_WRITE))
+		return -1;
+	/* Unmapping a middle page splits the mapping. */
+	munmap(p + WORK_LEN / 2, 4096);
+	return munmap(p, WORK_LEN);
+}
+
+/* A THP-backed region (2 MiB aligned); NULL if none. */
+static char *map_huge(void)
+{
+	char *p = mmap(NULL, 2 * HUGE_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *huge;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	huge = (char *)(((unsigned long)p + HUGE_LEN - 1) & ~(HUGE_LEN - 1));
+	syscall(__NR_madvise, huge, HUGE_LEN, MADV_HUGEPAGE);
+	memset(huge, 2, HUGE_LEN);
+	return huge;
+}
+
+static int test_pgtable_workload(const char **reason)
+{
+	int i, status;
+	char *huge;
+
+	if (pgtables_skip(reason))
+		return 1;
+	huge = map_huge();
+	if (!huge) {
+		*reason = "mmap of the THP region failed";
+		return -1;
+	}
+	for (i = 0; i < 8; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			/* The child writes its copy of the THP region. */
+			huge[i * 4096] = 3;
+			_exit(churn() ? 1 : 0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			*reason = "a forked child failed its mmap/mprotect/munmap churn";
+			return -1;
+		}
+	}
+	/* Partial munmap of the THP region splits its PMD. */
+	munmap(huge + 4096, 4096);
+	munmap(huge, HUGE_LEN);
+	if (churn()) {
+		*reason = "mmap/mprotect/munmap churn failed";
+		return -1;
+	}
+	return 0;
+}
+
+static int test_walker_finds_no_unkeyed_tables(const char **reason)
+{
+	static char walk[512];
+	int fds[2], status;
+	char c = 0;
+	pid_t pid;
+	long kt, ku, ut, uu, mms;
+
+	if (pgtables_skip(reason))
+		return 1;
+	/* A second process with its own page tables, alive during the walk. */
+	if (pipe(fds)) {
+		*reason = "pipe failed";
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char *huge = map_huge();
+
+		close(fds[1]);
+		if (huge)
+			huge[0] = 4;
+		read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	usleep(100000);
+	if (read_file("/sys/kernel/debug/kpkeys/walk", walk, sizeof(walk)) < 0) {
+		*reason = "cannot read /sys/kernel/debug/kpkeys/walk";
+		return -1;
+	}
+	write(fds[1], &c, 1);
+	close(fds[1]);
+	waitpid(pid, &status, 0);
+
+	kt = kv_get(walk, "kernel_tables");
+	ku = kv_get(walk, "kernel_unkeyed");
+	mms = kv_get(walk, "user_mms");
+	ut = kv_get(walk, "user_tables");
+	uu = kv_get(walk, "user_unkeyed");
+	printf("    # walk: kernel %ld tables (%ld unkeyed), %ld user mms, %ld tables (%ld unkeyed), %ld+%ld from kmem caches\n",
+	       kt, ku, mms, ut, uu, kv_get(walk, "kernel_slab"),
+	       kv_get(walk, "user_slab"));
+	if (kt <= 0 || mms < 2 || ut <= 0) {
+		*reason = "the walk found no page tables";
+		return -1;
+	}
+	if (ku || uu) {
+		*reason = "unkeyed page-table pages (listed in the kernel log)";
+		return -1;
+	}
+	return 0;
+}
+
+static int test_stats_count_pgtable_work(const char **reason)
+{
+	static char stats[1024];
+
+	if (pgtables_skip(reason))
+		return 1;
+	if (read_file("/sys/kernel/debug/kpkeys/stats", stats, sizeof(stats)) < 0) {
+		*reason = "no /sys/kernel/debug/kpkeys/stats: CONFIG_KPKEYS_STATS=n";
+		return 1;
+	}
+	printf("    # stats: pool_allocs %ld pool_frees %ld pool_refills %ld ptps_keyed %ld set_memory_pkey_calls %ld pgtables_switches %ld skipped %ld reg_writes %ld\n",
+	       kv_get(stats, "pool_allocs"), kv_get(stats, "pool_frees"),
+	       kv_get(stats, "pool_refills"), kv_get(stats, "ptps_keyed"),
+	       kv_get(stats, "set_memory_pkey_calls"),
+	       kv_get(stats, "pgtables_switches"),
+	       kv_get(stats, "pgtables_switches_skipped"),
+	       kv_get(stats, "reg_writes"));
+	if (kv_get(stats, "pool_allocs") <= 0 || kv_get(stats, "pool_frees") <= 0) {
+		*reason = "page-table allocations and frees did not go through the pool";
+		return -1;
+	}
+	if (kv_get(stats, "pool_empty") != 0) {
+		*reason = "an allocation found the page-table pool empty";
+		return -1;
+	}
+	return 0;
+}
+
+/* x86: /proc/cpuinfo says whether the kernel uses PKS (the host checks). */
+static int test_cpuinfo_pks_flag(const char **reason)
+{
+#ifdef __x86_64__
+	static char cpuinfo[16384];
+	char *flags;
+
+	if (read_file("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) < 0) {
+		*reason = "cannot read /proc/cpuinfo";
+		return -1;
+	}
+	flags = strstr(cpuinfo, "\nflags");
+	if (!flags) {
+		*reason = "no flags line in /proc/cpuinfo";
+		return -1;
+	}
+	if (strchr(flags + 1, '\n'))
+		*strchr(flags + 1, '\n') = '\0';
+	printf("    # cpuinfo: pks %s\n", strstr(flags, " pks") ? "present" : "absent");
+	return 0;
+#else
+	*reason = "PKS is x86 only";
+	return 1;
+#endif
+}
+
+static const struct guest_test pgtables_tests[] = {
+	{ "pgtable_workload", test_pgtable_workload },
+	{ "walker_finds_no_unkeyed_tables", test_walker_finds_no_unkeyed_tables },
+	{ "stats_count_pgtable_work", test_stats_count_pgtable_work },
+	{ "cpuinfo_pks_flag", test_cpuinfo_pks_flag },
+};
+
 /* One KTAP suite, nested the way KUnit prints it, so kunit.py parses it. */
 static void run_suite(const char *suite, const struct guest_test *tests, int n)
 {
@@ -185,6 +413,8 @@ int main(void)
 
 	run_suite("kpkeys_guest_harness", guest_tests,
 		  sizeof(guest_tests) / sizeof(guest_tests[0]));
+	run_suite("kpkeys_hardened_pgtables_guest", pgtables_tests,
+		  sizeof(pgtables_tests) / sizeof(pgtables_tests[0]));
 	printf("kpkeys-init: done\n");
 	fflush(stdout);
 	reboot(RB_AUTOBOOT);

@@ -35,7 +35,7 @@ for spec in "$@"; do
 	[ "$spec" != "$arch" ] && llvm=1
 	label=$arch${llvm:+-llvm}
 	[ -n "$(llvm_arg "$llvm")" ] || label=$arch
-	rm -f "$results/$label.log.json"
+	rm -f "$results/$label.log.json" "$results/$label+"*.log.json
 	say "=== $label ==="
 	if ! LLVM=$llvm "$KPKEYS_REPO/scripts/check.sh" "$arch" "$src" &&
 	   [ ! -f "$results/$label.log.json" ]; then
@@ -44,6 +44,9 @@ for spec in "$@"; do
 			"$label" > "$results/$label.log.json"
 	fi
 	jsons+=("$results/$label.log.json")
+	for extra in "$results/$label+"*.log.json; do
+		[ -f "$extra" ] && jsons+=("$extra")
+	done
 done
 say "total time $((SECONDS - start)) s"
 exec python3 "$KPKEYS_REPO/scripts/summary.py" "${jsons[@]}"

@@ -8,7 +8,9 @@
 #
 # usage: check.sh <arch> <kernel tree>
 # env:   LLVM=1, QEMU_TIMEOUT (seconds), KPKEYS_APPEND (kernel parameters),
-#        QEMU_CPU (QEMU -cpu override), ICOUNT=1 (-icount, one vCPU)
+#        QEMU_CPU (QEMU -cpu override), ICOUNT=1 (-icount, one vCPU),
+#        KPKEYS_MODES (boot parameter values booted after the default,
+#        default "nobatch off bogus"; empty: only the default boot)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,11 +45,62 @@ powerpc)
 	;;
 esac
 
-exec "$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$label" \
-	--kernel "$out/$(kernel_image "$arch")" --initrd "$out/initrd.gz" \
-	--kernel-tree "$src" --log "$results/$label.log" \
-	--project-files "$out/project-files" \
-	--timeout "${QEMU_TIMEOUT:-300}" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
-	--append "$append" ${ICOUNT:+--icount} "${expect[@]}" \
-	--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
-	--expect-suite kpkeys --expect-suite kpkeys_check
+# One boot: boot <label> <extra kernel parameters> [run-qemu.py options]
+boot() {
+	local name=$1 params=$2
+	shift 2
+	"$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$name" \
+		--kernel "$out/$(kernel_image "$arch")" --initrd "$out/initrd.gz" \
+		--kernel-tree "$src" --log "$results/$name.log" \
+		--project-files "$out/project-files" \
+		--timeout "${QEMU_TIMEOUT:-300}" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
+		--append "$append${params:+ $params}" ${ICOUNT:+--icount} \
+		"${expect[@]}" "$@" \
+		--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
+		--expect-suite kpkeys --expect-suite kpkeys_check \
+		--expect-suite kpkeys_hardened_pgtables \
+		--expect-suite kpkeys_hardened_pgtables_guest
+}
+
+# The default boot, then each value of the boot parameter (same kernel):
+# a mode that is not what the log says, or an invalid value that is not
+# refused, fails.  KPKEYS_MODES= (empty) boots only the default.
+# Where the CPU enforces kpkeys (x86 PKS under TCG), the default boot must
+# use the hardware and run the enforcement test; two more boots turn PKS
+# off (nopks, and a CPU without it) and must fall back to software.
+hw=()
+case "$arch" in
+x86_64)
+	hw=(--expect-line "x86: PKS: enabled, kpkeys available"
+	    --expect-line "# cpuinfo: pks present"
+	    --forbid-line "hardened page tables: software only"
+	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults)
+	;;
+esac
+
+rc=0
+boot "$label" "" --expect-line "kpkeys: hardened page tables: " "${hw[@]}" || rc=1
+if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
+	nopks="hardened page tables: software only (this CPU has no usable protection keys for the kernel)"
+	boot "$label+nopks" "nopks" \
+		--expect-line "x86: PKS: disabled by 'nopks', kpkeys unavailable" \
+		--expect-line "# cpuinfo: pks absent" \
+		--expect-line "$nopks" || rc=1
+	boot "$label+cpu-pks" "" --cpu max,-pks \
+		--expect-line "x86: PKS: not supported by this CPU, kpkeys unavailable" \
+		--expect-line "# cpuinfo: pks absent" \
+		--expect-line "$nopks" || rc=1
+fi
+for mode in ${KPKEYS_MODES-nobatch off bogus}; do
+	case $mode in
+	nobatch)
+		line="kpkeys: hardened page tables: nobatch" ;;
+	off)
+		line="kpkeys: hardened page tables: off (disabled on the command line" ;;
+	*)
+		line="kpkeys_hardened_pgtables=$mode: invalid value, valid values are on, nobatch and off; keeping on" ;;
+	esac
+	boot "$label+$mode" "kpkeys_hardened_pgtables=$mode" \
+		--expect-line "$line" || rc=1
+done
+exit $rc

@@ -25,7 +25,7 @@ base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 	   kmod xz-utils git python3 perl sparse ccache gnuplot-nox
 	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
 	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates
-	   python3-ply)
+	   python3-ply python3-git)
 # Packages that must come from bookworm-backports (QEMU 10.0: powernv icount).
 bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data)
 bp_list=/etc/apt/sources.list.d/kpkeys-bookworm-backports.list

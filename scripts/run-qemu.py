@@ -220,6 +220,11 @@ def main():
                     help="a KTAP suite that must appear in the results")
     ap.add_argument("--expect-line", action="append", default=[],
                     help="text that must appear in the console log")
+    ap.add_argument("--forbid-line", action="append", default=[],
+                    help="text that must not appear in the console log")
+    ap.add_argument("--expect-pass", action="append", default=[],
+                    metavar="SUITE.CASE",
+                    help="a test case that must pass (not skip)")
     ap.add_argument("--project-files",
                     help="file listing the project's kernel paths (for WARNINGs)")
     ap.add_argument("--label", default=None)
@@ -258,6 +263,14 @@ def main():
     for text in args.expect_line:
         if not any(text in l for l in lines):
             problems.append("the console never printed '%s'" % text)
+    for text in args.forbid_line:
+        if any(text in l for l in lines):
+            problems.append("the console printed '%s'" % text)
+    for spec in args.expect_pass:
+        suite, _, case = spec.partition(".")
+        status = dict(suites.get(suite, [])).get(case)
+        if status != "PASS":
+            problems.append("%s did not pass (%s)" % (spec, status or "missing"))
     for name in args.expect_suite:
         if name not in suites:
             problems.append("missing results of suite %s" % name)

@@ -19,6 +19,7 @@
 #include <linux/bug.h>
 #include <linux/cleanup.h>
 #include <linux/compiler.h>
+#include <linux/kpkeys_types.h>
 #include <linux/types.h>
 
 /*
@@ -43,29 +44,6 @@
  * level keeps read-write.
  */
 #define KPKEYS_PKEY_REG_INVAL	U64_MAX
-
-/**
- * struct kpkeys_saved - pkey register state saved by kpkeys_set_level()
- * @reg: the previous pkey register value, or %KPKEYS_PKEY_REG_INVAL.  u64
- *	holds each backend's register: POR_EL1 and AMR are 64 bits, PKRS is
- *	32 bits, zero-extended.  powerpc switches AMR alone: no level changes
- *	execute permissions, so IAMR is never part of the state.
- * @level: the previous level as tracked in software (%CONFIG_KPKEYS_CHECK).
- * @depth: the nesting depth this switch created (%CONFIG_KPKEYS_CHECK), so
- *	that a restore out of order is reported; 0 when nothing was switched.
- *
- * A structure, not a bare u64: the checker's state travels with the
- * register value without stealing bits from it, and a random integer cannot
- * be handed to kpkeys_restore_pkey_reg() by mistake.  Without
- * %CONFIG_KPKEYS_CHECK it is one u64, returned in a register.
- */
-struct kpkeys_saved {
-	u64 reg;
-#ifdef CONFIG_KPKEYS_CHECK
-	u8 level;
-	u8 depth;
-#endif
-};
 
 #ifdef CONFIG_KPKEYS_CHECK
 void kpkeys_check_switch(int level, struct kpkeys_saved *saved);
