@@ -345,9 +345,9 @@ static unsigned long kpkeys_pool_shrink_scan(struct shrinker *shrinker,
  * @order: as for pagetable_alloc()
  *
  * Called by pagetable_alloc() once hardened page tables are enabled.
- * Order-0 allocations never call set_memory_pkey() themselves and work in
- * any context; an allocation that cannot sleep fails only if the pool and
- * its reserve are empty.
+ * Order-0 allocations work in any context: one that cannot sleep only
+ * takes a page from the pool (reserve included) and fails if it is empty;
+ * one that can sleep refills the pool itself when it runs dry.
  *
  * Return: the page, or %NULL.
  */
