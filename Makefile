@@ -18,7 +18,7 @@ export ICOUNT
 SCRIPTS := scripts
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
-.PHONY: all build tree export series check check-all test test-tooling \
+.PHONY: all build tree export series check check-all test test-llvm test-tooling \
 	deps kunit checkpatch clean distclean help
 
 all: build
@@ -28,8 +28,8 @@ help:
 	@echo '  make [build]       build the kernel and guest initramfs for ARCH'
 	@echo '  make check         build, boot under QEMU and run every test for ARCH'
 	@echo '  make check-all     make check for all three architectures (main job)'
-	@echo '  make test          the full test run CI uses: tooling tests, check-all,'
-	@echo '                     and an LLVM=1 check of arm64'
+	@echo '  make test          the test run CI uses: tooling tests and check-all'
+	@echo '  make test-llvm     make check with LLVM=1 for all three architectures'
 	@echo '  make test-tooling  tests of the project tooling itself'
 	@echo '  make tree          assemble build/tree: base kernel + series commits'
 	@echo '  make export        write commits made in build/tree back to the repo'
@@ -74,7 +74,10 @@ check-all: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCHES)
 
 test: tree-if-needed
-	@$(SCRIPTS)/check-many.sh --tooling $(TREE) $(ARCHES) arm64:llvm
+	@$(SCRIPTS)/check-many.sh --tooling $(TREE) $(ARCHES)
+
+test-llvm: tree-if-needed
+	@$(SCRIPTS)/check-many.sh $(TREE) x86_64:llvm arm64:llvm powerpc:llvm
 
 test-tooling: tree-if-needed
 	@$(SCRIPTS)/check-many.sh --tooling $(TREE)
