@@ -22,9 +22,9 @@
  *    kept for allocations that cannot sleep and for the PTPs a split needs
  *    while the pool is being refilled.  Above KPKEYS_POOL_HIGH pages, and
  *    under memory pressure (shrinker), pages get the default key back and
- *    return to the page allocator, from a work item.  Higher-order PTPs
- *    (the x86 PTI PGD, order 1) are keyed and unkeyed one by one, their
- *    frees deferred to the same work item;
+ *    return to the page allocator, from a work item (the shrinker only
+ *    queues it).  Higher-order PTPs (the x86 PTI PGD, order 1) are keyed
+ *    and unkeyed one by one, their frees deferred to the same work item;
  *
  *  - the enable-time walk that keys every PTP created before, and the
  *    walker behind /sys/kernel/debug/kpkeys/walk that checks every PTP
@@ -151,6 +151,7 @@ static struct {
 	struct task_struct *refiller;	/* holds refill_lock, in set_memory_pkey() */
 	struct page *bootstrap[KPKEYS_POOL_BOOTSTRAP];
 	unsigned int nr_bootstrap;
+	unsigned long trim_to;		/* what the trim work keeps */
 	struct work_struct refill_work;
 	struct work_struct trim_work;
 } kpkeys_pool = {
@@ -158,6 +159,7 @@ static struct {
 	.pages		= LIST_HEAD_INIT(kpkeys_pool.pages),
 	.deferred	= LIST_HEAD_INIT(kpkeys_pool.deferred),
 	.refill_lock	= __MUTEX_INITIALIZER(kpkeys_pool.refill_lock),
+	.trim_to	= KPKEYS_POOL_HIGH / 2,
 };
 
 static bool kpkeys_pool_is_refiller(void)
@@ -320,7 +322,8 @@ static void kpkeys_pool_trim_work(struct work_struct *work)
 		kpkeys_unkey_and_free(page, compound_order(page));
 	}
 
-	kpkeys_pool_trim(KPKEYS_POOL_HIGH / 2, ULONG_MAX);
+	kpkeys_pool_trim(xchg(&kpkeys_pool.trim_to, KPKEYS_POOL_HIGH / 2),
+			 ULONG_MAX);
 }
 
 static unsigned long kpkeys_pool_shrink_count(struct shrinker *shrinker,
@@ -331,12 +334,17 @@ static unsigned long kpkeys_pool_shrink_count(struct shrinker *shrinker,
 	return count > KPKEYS_POOL_LOW ? count - KPKEYS_POOL_LOW : 0;
 }
 
+/*
+ * Unkeying takes the CPA locks and flushes the TLB on every CPU: not from
+ * reclaim, which may run under locks that path needs.  Have the work item
+ * give pages back down to the low mark instead.
+ */
 static unsigned long kpkeys_pool_shrink_scan(struct shrinker *shrinker,
 					     struct shrink_control *sc)
 {
-	unsigned long done = kpkeys_pool_trim(KPKEYS_POOL_LOW, sc->nr_to_scan);
-
-	return done ? done : SHRINK_STOP;
+	WRITE_ONCE(kpkeys_pool.trim_to, KPKEYS_POOL_LOW);
+	queue_work(system_dfl_wq, &kpkeys_pool.trim_work);
+	return SHRINK_STOP;
 }
 
 /**
