@@ -67,7 +67,8 @@ boot() {
 # refused, fails.  KPKEYS_MODES= (empty) boots only the default.
 # Where the CPU enforces kpkeys (x86 PKS under TCG), the default boot must
 # use the hardware and run the enforcement test; two more boots turn PKS
-# off (nopks, and a CPU without it) and must fall back to software.
+# off (nopks, and a CPU without it) and must fall back to software, and
+# one (pti=on) runs with page-table isolation.
 hw=()
 case "$arch" in
 x86_64)
@@ -90,6 +91,10 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		--expect-line "x86: PKS: not supported by this CPU, kpkeys unavailable" \
 		--expect-line "# cpuinfo: pks absent" \
 		--expect-line "$nopks" || rc=1
+	# PTI's user copy of the kernel part is walked, keyed and checked too.
+	boot "$label+pti" "pti=on" \
+		--expect-line "Kernel/User page tables isolation: enabled" \
+		"${hw[@]}" || rc=1
 fi
 for mode in ${KPKEYS_MODES-nobatch off bogus}; do
 	case $mode in

@@ -589,19 +589,58 @@ static unsigned long kpkeys_user_pgds(struct mm_struct *mm)
 		     PTRS_PER_PGD);
 }
 
+#ifndef arch_kpkeys_extra_pgd
+/**
+ * arch_kpkeys_extra_pgd() - page-table trees outside init_mm and processes
+ * @i: which tree, counting from 0
+ * @nr_pgds: set to the number of top-level entries of the tree to walk
+ * @what: set to a name for the walker's reports
+ *
+ * An architecture that builds page tables no mm on the process list
+ * reaches (x86: the text-poking mm, the PTI user copy of the kernel part,
+ * the EFI runtime mm) returns their top-level tables here, so that the
+ * enable-time walk keys what was built before kpkeys was enabled and the
+ * debugfs walk checks them.  The trees must never be freed.
+ *
+ * Return: the @i-th top-level table, or NULL after the last one.
+ */
+static inline pgd_t *arch_kpkeys_extra_pgd(unsigned int i,
+					   unsigned long *nr_pgds,
+					   const char **what)
+{
+	return NULL;
+}
+#endif
+
+/*
+ * init_mm, then the trees the architecture built for itself that no mm on
+ * the process list reaches (see arch_kpkeys_extra_pgd()); they are never
+ * freed.
+ */
+static void __kpkeys_walk_kernel(struct kpkeys_walk *w)
+{
+	unsigned long nr_pgds;
+	unsigned int i;
+	pgd_t *pgd;
+
+	w->what = "kernel";
+	kpkeys_walk_pgd(w, init_mm.pgd, PTRS_PER_PGD);
+	for (i = 0; (pgd = arch_kpkeys_extra_pgd(i, &nr_pgds, &w->what)); i++)
+		kpkeys_walk_pgd(w, pgd, nr_pgds);
+}
+
 /*
  * The enable-time walk (@w->key) runs alone, before SMP, and must not
  * hold init_mm's lock: set_memory_pkey() takes it.
  */
 static void kpkeys_walk_kernel(struct kpkeys_walk *w)
 {
-	w->what = "kernel";
 	if (w->key) {
-		kpkeys_walk_pgd(w, init_mm.pgd, PTRS_PER_PGD);
+		__kpkeys_walk_kernel(w);
 		return;
 	}
 	mmap_read_lock(&init_mm);
-	kpkeys_walk_pgd(w, init_mm.pgd, PTRS_PER_PGD);
+	__kpkeys_walk_kernel(w);
 	mmap_read_unlock(&init_mm);
 }
 

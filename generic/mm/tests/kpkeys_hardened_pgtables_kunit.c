@@ -93,11 +93,18 @@ static void user_mm_tables_keyed(struct kunit *test)
 {
 	unsigned long tables, unkeyed, slab, addr, i;
 	const unsigned long len = 4 * PMD_SIZE;
+	struct vm_area_struct *vma;
 	char c = 1;
 
 	addr = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
 			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	KUNIT_ASSERT_NE_MSG(test, addr, 0, "kunit_vm_mmap() failed");
+	/* Small folios only (as MADV_NOHUGEPAGE): PTE tables, not THPs. */
+	mmap_write_lock(current->mm);
+	vma = find_vma(current->mm, addr);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	vm_flags_set(vma, VM_NOHUGEPAGE);
+	mmap_write_unlock(current->mm);
 	/* Fault in a page every PMD_SIZE / 2: several PTE tables. */
 	for (i = 0; i < len; i += PMD_SIZE / 2)
 		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)(addr + i),
