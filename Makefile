@@ -14,12 +14,18 @@ TREE := build/tree
 LLVM ?=
 ICOUNT ?=
 export ICOUNT
+# BENCH=quick: the reduced benchmark set (CI); anything else is refused.
+BENCH ?=
+ifneq ($(filter-out quick,$(BENCH)),)
+$(error BENCH=$(BENCH): the only value is 'quick' (or leave it unset for the full suite))
+endif
+BENCH_ARGS = $(if $(BENCH),--quick)
 
 SCRIPTS := scripts
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
 .PHONY: all build tree export series check check-all test test-llvm test-tooling \
-	deps kunit checkpatch clean distclean help
+	bench bench-all deps kunit checkpatch clean distclean help
 
 all: build
 
@@ -28,7 +34,9 @@ help:
 	@echo '  make [build]       build the kernel and guest initramfs for ARCH'
 	@echo '  make check         build, boot under QEMU and run every test for ARCH'
 	@echo '  make check-all     make check for all three architectures (main job)'
-	@echo '  make test          the test run CI uses: tooling tests and check-all'
+	@echo '  make bench-all     benchmark suite on all three architectures (main job)'
+	@echo '  make bench         benchmark suite for ARCH (BENCH=quick: reduced set)'
+	@echo '  make test          the test run CI uses: tooling, check-all, bench-all BENCH=quick'
 	@echo '  make test-llvm     make check with LLVM=1 for all three architectures'
 	@echo '  make test-tooling  tests of the project tooling itself'
 	@echo '  make tree          assemble build/tree: base kernel + series commits'
@@ -74,7 +82,13 @@ check-all: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCHES)
 
 test: tree-if-needed
-	@$(SCRIPTS)/check-many.sh --tooling $(TREE) $(ARCHES)
+	@$(SCRIPTS)/check-many.sh --tooling --bench-quick $(TREE) $(ARCHES)
+
+bench: tree-if-needed
+	@python3 $(SCRIPTS)/bench.py --tree $(TREE) --arch $(ARCH) $(BENCH_ARGS)
+
+bench-all: tree-if-needed
+	@python3 $(SCRIPTS)/bench.py --tree $(TREE) $(foreach a,$(ARCHES),--arch $(a)) $(BENCH_ARGS)
 
 test-llvm: tree-if-needed
 	@$(SCRIPTS)/check-many.sh $(TREE) x86_64:llvm arm64:llvm powerpc:llvm

@@ -8,10 +8,14 @@
  * "kpkeys-init: done" and reboots; QEMU runs with -no-reboot and exits.
  *
  * Options are read from /proc/cmdline:
+ *   kpkeys_init.bench=1                     run /bench (guest/bench.c)
+ *                                           instead of the tests
  *   kpkeys_init.provoke=<LKDTM crash type>  trigger an LKDTM crash first
  *                                           (self-test of the host runner)
  */
 #include <linux/mount.h>
+
+#include "guest.h"
 
 #define KTAP_MAX_TESTS	32
 
@@ -20,60 +24,6 @@ struct guest_test {
 	/* Returns 0 on success, -1 on failure, 1 when skipped. */
 	int (*run)(const char **reason);
 };
-
-static char cmdline[4096];
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n, len = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	while (len < (ssize_t)size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	return len;
-}
-
-static int write_file(const char *path, const char *str)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, str, strlen(str));
-	close(fd);
-	return n == (ssize_t)strlen(str) ? 0 : -1;
-}
-
-/* Value of "key=" on the kernel command line, copied into @val. */
-static int cmdline_get(const char *key, char *val, size_t size)
-{
-	size_t klen = strlen(key);
-	const char *p = cmdline;
-
-	while (*p) {
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (!strncmp(p, key, klen) && p[klen] == '=') {
-			size_t n = 0;
-
-			p += klen + 1;
-			while (p[n] && p[n] != ' ' && p[n] != '\n' && n < size - 1) {
-				val[n] = p[n];
-				n++;
-			}
-			val[n] = '\0';
-			return 0;
-		}
-		while (*p && *p != ' ')
-			p++;
-	}
-	return -1;
-}
 
 static int test_proc_cmdline_is_readable(const char **reason)
 {
@@ -138,8 +88,29 @@ static int test_anonymous_mmap_is_zeroed_and_writable(const char **reason)
 	return 0;
 }
 
+/*
+ * lib/test_vmalloc.c as a module (the benchmark loads it once per row):
+ * a short fix_size_alloc_test run; its init always ends with -EAGAIN.
+ */
+static int test_vmalloc_module_runs(const char **reason)
+{
+	static char klog[1 << 16];
+
+	if (run_test_vmalloc("nr_threads=1 run_test_mask=1 test_loop_count=1000",
+			     klog, sizeof(klog))) {
+		*reason = "loading /lib/test_vmalloc.ko did not end with EAGAIN";
+		return -1;
+	}
+	if (!strstr(klog, "Summary: fix_size_alloc_test passed: 1 failed: 0 ")) {
+		*reason = "test_vmalloc did not report fix_size_alloc_test passed: 1 failed: 0";
+		return -1;
+	}
+	return 0;
+}
+
 static const struct guest_test guest_tests[] = {
 	{ "proc_cmdline_is_readable", test_proc_cmdline_is_readable },
+	{ "vmalloc_module_runs", test_vmalloc_module_runs },
 	{ "debugfs_has_lkdtm_trigger", test_debugfs_has_lkdtm_trigger },
 	{ "fork_and_wait", test_fork_and_wait },
 	{ "anonymous_mmap_is_zeroed_and_writable", test_anonymous_mmap_is_zeroed_and_writable },
@@ -155,23 +126,6 @@ static const struct guest_test guest_tests[] = {
 #define HUGE_LEN	(2UL << 20)
 
 static char pgtables_mode[32];
-
-/* Read "name value" lines of a debugfs file into @val; -1 if absent. */
-static long kv_get(const char *buf, const char *name)
-{
-	size_t len = strlen(name);
-	const char *p = buf;
-
-	while (*p) {
-		if (!strncmp(p, name, len) && p[len] == ' ')
-			return atol(p + len + 1);
-		p = strchr(p, '\n');
-		if (!p)
-			break;
-		p++;
-	}
-	return -1;
-}
 
 static int pgtables_skip(const char **reason)
 {
@@ -404,6 +358,14 @@ int main(void)
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	read_file("/proc/cmdline", cmdline, sizeof(cmdline));
+
+	if (!cmdline_get("kpkeys_init.bench", provoke, sizeof(provoke)) &&
+	    !strcmp(provoke, "1")) {
+		char *argv[] = { "/bench", NULL }, *envp[] = { NULL };
+
+		execve("/bench", argv, envp);
+		printf("kpkeys-init: cannot run /bench (errno %d)\n", errno);
+	}
 
 	if (!cmdline_get("kpkeys_init.provoke", provoke, sizeof(provoke))) {
 		printf("kpkeys-init: provoking LKDTM %s\n", provoke);

@@ -92,5 +92,8 @@ fi
 say "$arch: building $(kernel_image "$arch") in $out${llvm:+ (LLVM=$llvm)}"
 start=$SECONDS
 "${kmake[@]}" "$(basename "$(kernel_image "$arch")")"
+if grep -q '^CONFIG_MODULES=y' "$out/.config"; then
+	"${kmake[@]}" modules
+fi
 "${kmake[@]}" headers_install INSTALL_HDR_PATH="$out/usr-headers" >/dev/null
 say "$arch: built in $((SECONDS - start)) s: $out/$(kernel_image "$arch")"

@@ -5,16 +5,24 @@
 # tests), keep going after a failure, then print one summary ending in
 # "N passed, N failed".  Exit status is non-zero if anything failed.
 #
-# usage: check-many.sh [--tooling] <kernel tree> [<arch>[:llvm] ...]
+# --bench-quick also runs the reduced benchmark suite (scripts/bench.py
+# --quick) on each architecture after its checks, on the same build: one
+# case per benchmark row and mode, passed when the row produced results.
+#
+# usage: check-many.sh [--tooling] [--bench-quick] <kernel tree> [<arch>[:llvm] ...]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-tooling=0
-if [ "${1:-}" = --tooling ]; then
-	tooling=1
+tooling=0 bench=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tooling) tooling=1 ;;
+	--bench-quick) bench=1 ;;
+	*) break ;;
+	esac
 	shift
-fi
-[ $# -ge 1 ] || { echo "usage: $0 [--tooling] <kernel tree> [<arch>[:llvm] ...]" >&2; exit 2; }
+done
+[ $# -ge 1 ] || { echo "usage: $0 [--tooling] [--bench-quick] <kernel tree> [<arch>[:llvm] ...]" >&2; exit 2; }
 src=$1
 shift
 for spec in "$@"; do
@@ -47,6 +55,17 @@ for spec in "$@"; do
 	for extra in "$results/$label+"*.log.json; do
 		[ -f "$extra" ] && jsons+=("$extra")
 	done
+	if [ "$bench" = 1 ] && [ "$label" = "$arch" ]; then
+		say "=== $arch: benchmark suite, quick ==="
+		bjson=$results/bench-$arch.json
+		rm -f "$bjson"
+		if ! python3 "$KPKEYS_REPO/scripts/bench.py" --tree "$src" --arch "$arch" \
+			--quick --no-build --results-json "$bjson" && [ ! -f "$bjson" ]; then
+			printf '{"label": "bench-%s", "problems": ["benchmark suite failed (see above)"], "suites": {}}\n' \
+				"$arch" > "$bjson"
+		fi
+		jsons+=("$bjson")
+	fi
 done
 say "total time $((SECONDS - start)) s"
 exec python3 "$KPKEYS_REPO/scripts/summary.py" "${jsons[@]}"

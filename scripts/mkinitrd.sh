@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the guest initramfs for one architecture: guest/init.c compiled
-# statically with the kernel's nolibc against the headers_install output of
-# the kernel build, packed as a gzip'ed newc cpio.
+# Build the guest initramfs for one architecture: guest/init.c (/init) and
+# guest/bench.c (/bench) compiled statically with the kernel's nolibc
+# against the headers_install output of the kernel build, and
+# lib/test_vmalloc.ko, packed as a gzip'ed newc cpio.
 #
 # usage: mkinitrd.sh <arch> <kernel tree> <kernel build dir>
 # Writes <kernel build dir>/initrd.gz.
@@ -25,9 +26,16 @@ command -v "$cc" >/dev/null || die "$cc not found (run scripts/install-deps.sh)"
 stage=$out/initramfs
 rm -rf "$stage"
 mkdir -p "$stage/proc" "$stage/sys" "$stage/tmp"
-"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
-	-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
-	-o "$stage/init" "$KPKEYS_REPO/guest/init.c" -lgcc
+mkdir -p "$stage/lib"
+for prog in init bench; do
+	"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
+		-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
+		-o "$stage/$prog" "$KPKEYS_REPO/guest/$prog.c" -lgcc
+done
+# The benchmark's vmalloc rows and a guest test load test_vmalloc.
+vmtest=$out/lib/test_vmalloc.ko
+[ -f "$vmtest" ] || die "$vmtest missing: the configuration must have CONFIG_TEST_VMALLOC=m"
+cp "$vmtest" "$stage/lib/"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --owner=0:0) |
 	gzip -9 > "$out/initrd.gz"
 say "$arch: $out/initrd.gz"

@@ -23,22 +23,20 @@ import tempfile
 import time
 
 DONE_MARKER = "kpkeys-init: done"
-# A built-in test_vmalloc runs at boot, by default for minutes under TCG:
-# keep it short unless the caller's --append says otherwise (last wins).
-BASE_APPEND = "panic=-1 test_vmalloc.run_test_mask=1 test_vmalloc.test_loop_count=1000"
+BASE_APPEND = "panic=-1"
 
 QEMU = {
     "x86_64": {
         "bin": "qemu-system-x86_64",
         # qboot starts faster than SeaBIOS and its MP table lists every vCPU
         # (a tinyconfig kernel has no ACPI).
-        "args": ["-M", "q35", "-m", "512", "-bios", "qboot.rom"],
+        "args": ["-M", "q35", "-m", "1024", "-bios", "qboot.rom"],
         "cpu": "max",
         "console": "console=ttyS0",
     },
     "arm64": {
         "bin": "qemu-system-aarch64",
-        "args": ["-M", "virt", "-m", "512"],
+        "args": ["-M", "virt", "-m", "1024"],
         "cpu": "max",
         "console": "console=ttyAMA0",
     },
@@ -85,8 +83,12 @@ def qemu_command(arch, kernel, initrd, append, cpu, smp, icount):
     return cmd
 
 
-def run(cmd, log_path, timeout, label):
-    """Run QEMU, tee the console to @log_path, show progress; return lines."""
+def run(cmd, log_path, timeout, label, on_line=None):
+    """Run QEMU, tee the console to @log_path, show progress; return lines.
+
+    @on_line, if given, is called with each line and the host's
+    time.monotonic() when it arrived (scripts/bench.py times with it).
+    """
     lines = []
     start = time.monotonic()
     last_note = start
@@ -114,6 +116,8 @@ def run(cmd, log_path, timeout, label):
                     line = raw.decode(errors="replace").rstrip("\r")
                     lines.append(line)
                     log.write(line + "\n")
+                    if on_line:
+                        on_line(line, time.monotonic())
                 log.flush()
             if now - last_note >= (2 if interactive else 30):
                 last_note = now

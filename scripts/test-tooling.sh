@@ -159,7 +159,33 @@ test_runner_detects_oops() {
 	fi
 }
 
+# The benchmark suite: its statistics and report (synthetic samples), and
+# bad input refused before anything is built or booted.
+test_bench() {
+	local out
+	if python3 "$KPKEYS_REPO/scripts/test_bench.py" >"$work/bench.out" 2>&1; then
+		record bench_statistics_and_report 0
+	else
+		record bench_statistics_and_report 1 "$(tail -n 5 "$work/bench.out")"
+	fi
+	out=$(make -s -C "$KPKEYS_REPO" bench BENCH=slow 2>&1)
+	if [ $? -ne 0 ] && grep -q "BENCH=slow: the only value is 'quick'" <<<"$out"; then
+		record bench_bad_mode_is_refused 0
+	else
+		record bench_bad_mode_is_refused 1 "$out"
+	fi
+	out=$(python3 "$KPKEYS_REPO/scripts/bench.py" --no-build --rows fork_h0,nosuch \
+		--out "$work/bench" 2>&1)
+	if [ $? -ne 0 ] && grep -q "unknown row(s) nosuch" <<<"$out" &&
+	   [ ! -e "$work/bench" ]; then
+		record bench_unknown_row_is_refused 0
+	else
+		record bench_unknown_row_is_refused 1 "$out"
+	fi
+}
+
 test_bad_arch_refused
+test_bench
 test_wrong_version_refused
 test_dropped_option_detected
 test_runner_judge
