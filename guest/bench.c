@@ -15,7 +15,9 @@
  *   kpkeys-bench: begin <row> <rep>
  *   kpkeys-bench: result <row> <rep> ns=<ns> ops=<n> [thp_kb=<kB>]
  *                 [<kpkeys counter>=<delta> ...]
- * and "kpkeys-bench: error <row> <what>" when a row cannot run.
+ * "kpkeys-bench: error <row> <what>" when a row fails, and
+ * "kpkeys-bench: skip <row> <why>" when it cannot run on this kernel (h:1
+ * without THP, as on powerpc hash with 4K pages).
  * Rep 0 is the warm-up.  Counters are the deltas of
  * /sys/kernel/debug/kpkeys/stats around the timed part (for the vmalloc
  * rows: around the module load, whose time is the test's own).
@@ -321,6 +323,12 @@ static void run_row(const struct row *row, int reps)
 	unsigned int i;
 	int rep;
 
+	if ((row->run == run_fork || row->run == run_munmap) && row->arg &&
+	    !pmd_size) {
+		printf("kpkeys-bench: skip %s no THP in this kernel (transparent_hugepage/hpage_pmd_size absent or 0)\n",
+		       row->name);
+		return;
+	}
 	for (rep = 0; rep <= reps; rep++) {
 		struct sample s = { .thp_kb = -1 };
 

@@ -64,7 +64,7 @@ ROW_IDS = [r[0] for r in ROWS]
 COUNTERS = ["reg_writes", "pgtables_switches", "pgtables_switches_skipped",
             "ptps_keyed", "set_memory_pkey_calls", "pool_refills"]
 
-LINE_RE = re.compile(r"kpkeys-bench: (begin|result|error|start|done)\s*(.*)$")
+LINE_RE = re.compile(r"kpkeys-bench: (begin|result|error|skip|start|done)\s*(.*)$")
 
 
 def load_run_qemu():
@@ -193,7 +193,7 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
     problems, _ = rq.find_problems(lines, set())
     if timed_out:
         problems.append("timed out after %d s (see %s)" % (timeout, log))
-    samples, errors, start = {}, {}, None
+    samples, errors, skipped, start = {}, {}, {}, None
     for line in lines:
         m = LINE_RE.search(line)
         if not m:
@@ -204,6 +204,9 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
         elif kind == "error":
             row, what = (rest.split(None, 1) + [""])[:2]
             errors[row] = what
+        elif kind == "skip":
+            row, what = (rest.split(None, 1) + [""])[:2]
+            skipped[row] = what
         elif kind == "result":
             f = rest.split()
             row, rep = f[0], int(f[1])
@@ -226,7 +229,8 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
                            or " nobatch" in l or " on" in l)), "")
     software = next((l.split("software only", 1)[1].strip(" ()")
                      .split(")")[0] for l in lines if "software only (" in l), None)
-    return {"samples": samples, "errors": errors, "problems": problems,
+    return {"samples": samples, "errors": errors, "skipped": skipped,
+            "problems": problems,
             "start": start, "wall_s": round(wall, 1), "log": log,
             "mode_line": mode_line.strip(), "software_only": software}
 
@@ -245,6 +249,8 @@ def cell(res, row, mode):
     r = res["modes"].get(mode, {})
     if "na" in r:
         return "n/a: " + r["na"]
+    if row in r.get("skipped", {}):
+        return "n/a: " + r["skipped"][row]
     c = r.get("rows", {}).get(row)
     if not c:
         return "missing"
@@ -268,7 +274,7 @@ def arch_table(arch, res):
         base = res["modes"].get("off", {}).get("rows", {}).get(row)
         out.append("| %s | %s | %s | %s | %s |" % (
             bench if bench != last else "", cls,
-            fmt_ns(base["median"]) + "/op" if base else "missing",
+            fmt_ns(base["median"]) + "/op" if base else cell(res, row, "off"),
             cell(res, row, "nobatch"), cell(res, row, "on")))
         last = bench
     return "\n".join(out) + "\n"
@@ -279,7 +285,7 @@ def counters_table(results):
         c + "/op" for c in COUNTERS) + " |",
         "|---|---|---|" + "---|" * len(COUNTERS)]
     for arch, res in results.items():
-        for mode in MODES:
+        for mode in MODES[1:]:      # the baseline counts nothing
             r = res["modes"].get(mode, {})
             for row in ROW_IDS:
                 c = r.get("rows", {}).get(row)
@@ -380,6 +386,10 @@ def main():
     ap.add_argument("--rows", help="comma-separated row ids (default: all): %s"
                     % ", ".join(ROW_IDS))
     ap.add_argument("--modes", help="comma-separated modes (default: off,nobatch,on)")
+    ap.add_argument("--reuse", action="append", default=[], choices=ARCHES,
+                    help="take this arch's results from <out>/<arch>.json of an "
+                    "earlier run instead of booting it (to redo one arch and "
+                    "rewrite the cross-arch report)")
     args = ap.parse_args()
 
     arches = args.arch or ARCHES
@@ -406,6 +416,18 @@ def main():
     problems = []
     t0 = time.monotonic()
     for arch in arches:
+        if arch in args.reuse:
+            path = os.path.join(outdir, "%s.json" % arch)
+            try:
+                with open(path) as f:
+                    results[arch] = json.load(f)
+            except (OSError, ValueError) as e:
+                die("--reuse %s: cannot read %s: %s" % (arch, path, e))
+            if results[arch].get("quick") != args.quick:
+                die("--reuse %s: %s is from a %s run" % (
+                    arch, path, "quick" if results[arch].get("quick") else "full"))
+            note("[%s] results of an earlier run: %s" % (arch, path))
+            continue
         out = shell_lib("build_dir %s" % arch) if args.no_build else build(arch, args.tree)
         backend = kconfig(out, "ARCH_HAS_KPKEYS_HARDENED_PGTABLES")
         res = {"arch": arch, "reps": reps, "quick": args.quick, "modes": {},
@@ -434,9 +456,11 @@ def main():
                                     "folios" % (arch, mode, row))
             rows = {row: summarise(s) for row, s in b["samples"].items()}
             for row in wanted:
-                if row not in rows and row not in b["errors"]:
+                if row not in rows and row not in b["errors"] and \
+                        row not in b["skipped"]:
                     problems.append("%s %s: row %s produced no result" % (arch, mode, row))
             res["modes"][mode] = {"rows": rows, "samples": b["samples"],
+                                  "skipped": b["skipped"],
                                   "wall_s": b["wall_s"], "log": b["log"],
                                   "mode_line": b["mode_line"], "start": b["start"]}
             note("[%s %s] %d rows in %.0f s" % (arch, mode, len(rows), b["wall_s"]))
@@ -460,6 +484,10 @@ def main():
                     if "na" in r:
                         w.writerow([arch, mode, row, bench, cls, 0, "", "", "",
                                     "n/a: " + r["na"], "", "", ""] + [""] * len(COUNTERS))
+                        continue
+                    if row in r.get("skipped", {}):
+                        w.writerow([arch, mode, row, bench, cls, 0, "", "", "",
+                                    "n/a: " + r["skipped"][row], "", "", ""] + [""] * len(COUNTERS))
                         continue
                     c = r["rows"].get(row)
                     if not c:
@@ -500,7 +528,7 @@ def main():
                 r = res["modes"][mode]
                 for row in ROW_IDS:
                     name = "%s.%s" % (mode, row)
-                    if "na" in r:
+                    if "na" in r or row in r.get("skipped", {}):
                         cases.append({"name": name, "status": "SKIP"})
                     else:
                         ok = row in r["rows"]

@@ -69,6 +69,12 @@ class Report(unittest.TestCase):
         self.assertIn("| Benchmark | Result class |", table)
         self.assertIn("positive = slower", table)
 
+    def test_skipped_row_is_not_applicable(self):
+        res = result([1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
+        res["modes"]["off"]["skipped"] = {"fork_h1": "no THP in this kernel"}
+        self.assertEqual(bench.cell(res, "fork_h1", "off"), "n/a: no THP in this kernel")
+        self.assertIn("n/a: no THP in this kernel", bench.arch_table("x", res))
+
     def test_every_row_in_tables(self):
         res = result([1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
         table = bench.arch_table("x", res)
