@@ -328,9 +328,14 @@ def chart(results, outdir):
                 vals.append("%.3f" % c["overhead_pct"] if "overhead_pct" in c else "NaN")
             f.write("%s %s\n" % (row, " ".join(vals)))
     svg = os.path.join(outdir, "overhead.svg")
-    script = """set terminal svg size 1200,600 dynamic font 'sans,10'
+    na = ["%s %s" % (a, m) for a in results for m in ("nobatch", "on")
+          if (a, m) not in cols]
+    title = "kpkeys hardened page tables: overhead vs. baseline (guest instructions, median)"
+    if na:
+        title += "\\nnot applicable: " + ", ".join(na)
+    script = """set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'
 set output '%s'
-set title 'kpkeys hardened page tables: overhead vs. baseline (guest instructions, median)'
+set title "%s"
 set ylabel 'overhead %% (positive = slower)'
 set style data histograms
 set style histogram clustered gap 1
@@ -339,7 +344,7 @@ set xtics rotate by -45 scale 0 font 'sans,8'
 set key top left
 set grid ytics
 plot for [i=2:%d] '%s' using i:xtic(1) title columnhead(i)
-""" % (svg, len(cols) + 1, dat)
+""" % (svg, title, len(cols) + 1, dat)
     r = subprocess.run([gp], input=script, text=True, capture_output=True)
     if r.returncode:
         note("gnuplot failed: %s" % r.stderr.strip())
