@@ -33,7 +33,7 @@ help:
 	@echo 'kpkeys targets (ARCH=x86_64|arm64|powerpc, default: the host)'
 	@echo '  make [build]       build the kernel and guest initramfs for ARCH'
 	@echo '  make check         build, boot under QEMU and run every test for ARCH'
-	@echo '  make check-all     make check for all three architectures (main job)'
+	@echo '  make check-all     make check for all three architectures'
 	@echo '  make bench-all     benchmark suite on all three architectures (main job)'
 	@echo '  make bench         benchmark suite for ARCH (BENCH=quick: reduced set)'
 	@echo '  make test          the test run CI uses: tooling, check-all, bench-all BENCH=quick'
@@ -85,6 +85,7 @@ test: tree-if-needed
 	@$(SCRIPTS)/check-many.sh --tooling --bench-quick $(TREE) $(ARCHES)
 
 bench: tree-if-needed
+	@bash -c '. $(SCRIPTS)/lib.sh && check_arch "$(ARCH)"' bench
 	@python3 $(SCRIPTS)/bench.py --tree $(TREE) --arch $(ARCH) $(BENCH_ARGS)
 
 bench-all: tree-if-needed
