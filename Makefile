@@ -25,7 +25,7 @@ SCRIPTS := scripts
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
 .PHONY: all build tree export series check check-all test test-llvm test-tooling \
-	bench bench-all deps kunit checkpatch clean distclean help
+	bench bench-all deps kunit checkpatch sparse clean distclean help
 
 all: build
 
@@ -36,17 +36,18 @@ help:
 	@echo '  make check-all     make check for all three architectures'
 	@echo '  make bench-all     benchmark suite on all three architectures (main job)'
 	@echo '  make bench         benchmark suite for ARCH (BENCH=quick: reduced set)'
-	@echo '  make test          the test run CI uses: tooling, check-all, bench-all BENCH=quick'
+	@echo '  make test          the test run CI uses: tooling, check-all, sparse, bench-all BENCH=quick'
 	@echo '  make test-llvm     make check with LLVM=1 for all three architectures'
 	@echo '  make test-tooling  tests of the project tooling itself'
 	@echo '  make tree          assemble build/tree: base kernel + series commits'
 	@echo '  make export        write commits made in build/tree back to the repo'
 	@echo '  make series        git format-patch + cover letter into build/series'
 	@echo '  make checkpatch    scripts/checkpatch.pl --strict on the series'
+	@echo '  make sparse        sparse on the series files built for ARCH; fails on new warnings'
 	@echo '  make kunit         the project KUnit suites via kunit.py run --arch=ARCH'
 	@echo '  make deps          install the Debian packages the project needs'
 	@echo '  make clean         remove build outputs (keeps build/tree)'
-	@echo 'Variables: LLVM=1 (clang-19), KSRC=<7.3 tree>, C=1 (sparse),'
+	@echo 'Variables: LLVM=1 (clang-19), KSRC=<7.3 tree>, C=1 (sparse on what is compiled),'
 	@echo '           QEMU_TIMEOUT=<s>, KPKEYS_APPEND=<kernel params>, QEMU_CPU=<cpu>,'
 	@echo '           ICOUNT=1 (QEMU -icount shift=0,sleep=off -smp 1)'
 
@@ -66,6 +67,11 @@ export:
 series: tree-if-needed
 	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series
 
+# sparse on the .c files the series adds or changes, as built for ARCH
+# (building it first if needed); new warnings on lines the series added fail.
+sparse: tree-if-needed
+	@LLVM=$(LLVM) $(SCRIPTS)/sparse.sh check $(ARCH) $(TREE)
+
 checkpatch: series
 	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict --no-signoff \
 		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch | grep -v 0000-cover-letter)
@@ -82,7 +88,7 @@ check-all: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCHES)
 
 test: tree-if-needed
-	@$(SCRIPTS)/check-many.sh --tooling --bench-quick $(TREE) $(ARCHES)
+	@$(SCRIPTS)/check-many.sh --tooling --sparse --bench-quick $(TREE) $(ARCHES)
 
 bench: tree-if-needed
 	@bash -c '. $(SCRIPTS)/lib.sh && check_arch "$(ARCH)"' bench

@@ -6,7 +6,8 @@
 # extra fragments), checked option by option after merging.
 #
 # usage: build.sh <arch> <kernel tree> [extra.config ...]
-# env:   LLVM=1 (clang-19), C=1 (sparse), KMAKEFLAGS (more make arguments),
+# env:   LLVM=1 (clang-19), C=1|2 (sparse, see sparse.sh; CHECK=<sparse>
+#        overrides its choice), KMAKEFLAGS (more make arguments),
 #        KPKEYS_O (output directory, default build/<arch>[-llvm]),
 #        KPKEYS_CONFIG_ONLY=1 (stop after configuring)
 set -euo pipefail
@@ -51,7 +52,15 @@ else
 	kmake+=(CROSS_COMPILE="$cross")
 	command -v ccache >/dev/null && kmake+=(CC="ccache ${cross}gcc")
 fi
-[ -n "${C:-}" ] && kmake+=(C="$C")
+# C=1/C=2: Kbuild runs CHECK on what it compiles.  Debian's sparse 0.6.4
+# fails the tree's checker-valid.sh (Kbuild would say "not available or not
+# up to date" and check nothing), so pass the sparse sparse.sh selects: the
+# system's if it passes, else one built from Debian sid's source package.
+if [ -n "${C:-}" ] && [ "$C" != 0 ]; then
+	check=$("$KPKEYS_REPO/scripts/sparse.sh" which "$src") ||
+		die "C=$C: no sparse that can check Linux 7.3 (see above)"
+	kmake+=(C="$C" CHECK="$check")
+fi
 # shellcheck disable=SC2206
 kmake+=(${KMAKEFLAGS:-})
 

@@ -9,20 +9,25 @@
 # --quick) on each architecture after its checks, on the same build: one
 # case per benchmark row and mode, passed when the row produced results.
 #
-# usage: check-many.sh [--tooling] [--bench-quick] <kernel tree> [<arch>[:llvm] ...]
+# --sparse also runs sparse (scripts/sparse.sh check) on the series' files
+# of each build after its checks: one case per build, failed by a new
+# warning on a line the series added (skipped when the build failed).
+#
+# usage: check-many.sh [--tooling] [--bench-quick] [--sparse] <kernel tree> [<arch>[:llvm] ...]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-tooling=0 bench=0
+tooling=0 bench=0 sparse=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--tooling) tooling=1 ;;
 	--bench-quick) bench=1 ;;
+	--sparse) sparse=1 ;;
 	*) break ;;
 	esac
 	shift
 done
-[ $# -ge 1 ] || { echo "usage: $0 [--tooling] [--bench-quick] <kernel tree> [<arch>[:llvm] ...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [--tooling] [--bench-quick] [--sparse] <kernel tree> [<arch>[:llvm] ...]" >&2; exit 2; }
 src=$1
 shift
 for spec in "$@"; do
@@ -45,16 +50,33 @@ for spec in "$@"; do
 	[ -n "$(llvm_arg "$llvm")" ] || label=$arch
 	rm -f "$results/$label.log.json" "$results/$label+"*.log.json
 	say "=== $label ==="
+	built=1
 	if ! LLVM=$llvm "$KPKEYS_REPO/scripts/check.sh" "$arch" "$src" &&
 	   [ ! -f "$results/$label.log.json" ]; then
 		# The build or the initramfs failed before QEMU ran.
 		printf '{"label": "%s", "problems": ["build failed (see above)"], "suites": {}}\n' \
 			"$label" > "$results/$label.log.json"
+		built=0
 	fi
 	jsons+=("$results/$label.log.json")
 	for extra in "$results/$label+"*.log.json; do
 		[ -f "$extra" ] && jsons+=("$extra")
 	done
+	if [ "$sparse" = 1 ]; then
+		say "=== $label: sparse on the series' files ==="
+		sjson=$results/sparse-$label.json
+		rm -f "$sjson"
+		if [ "$built" = 0 ]; then
+			say "$label: not built, sparse skipped"
+			printf '{"label": "sparse-%s", "problems": [], "suites": {"sparse": [{"name": "no_new_warnings", "status": "SKIP"}]}}\n' \
+				"$label" > "$sjson"
+		elif ! LLVM=$llvm "$KPKEYS_REPO/scripts/sparse.sh" check --no-build \
+			--results-json "$sjson" "$arch" "$src" && [ ! -f "$sjson" ]; then
+			printf '{"label": "sparse-%s", "problems": ["sparse check failed (see above)"], "suites": {}}\n' \
+				"$label" > "$sjson"
+		fi
+		jsons+=("$sjson")
+	fi
 	if [ "$bench" = 1 ] && [ "$label" = "$arch" ]; then
 		say "=== $arch: benchmark suite, quick ==="
 		bjson=$results/bench-$arch.json

@@ -11,6 +11,10 @@
 #        QEMU_CPU (QEMU -cpu override), ICOUNT=1 (-icount, one vCPU),
 #        KPKEYS_MODES (boot parameter values booted after the default,
 #        default "nobatch off bogus"; empty: only the default boot)
+#
+# On x86_64, unless KPKEYS_MODES is empty, a second kernel is built as
+# well (configs/x86_64-debug.config, in build/<arch>[-llvm]-debug) and
+# booted under UEFI firmware (OVMF): the "<label>+debug-uefi" boot.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,14 +50,17 @@ powerpc)
 esac
 
 # One boot: boot <label> <extra kernel parameters> [run-qemu.py options]
+# of the kernel in $kout, with a timeout of $timeout seconds.
+kout=$out
+timeout=${QEMU_TIMEOUT:-300}
 boot() {
 	local name=$1 params=$2
 	shift 2
 	"$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$name" \
-		--kernel "$out/$(kernel_image "$arch")" --initrd "$out/initrd.gz" \
+		--kernel "$kout/$(kernel_image "$arch")" --initrd "$kout/initrd.gz" \
 		--kernel-tree "$src" --log "$results/$name.log" \
-		--project-files "$out/project-files" \
-		--timeout "${QEMU_TIMEOUT:-300}" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
+		--project-files "$kout/project-files" \
+		--timeout "$timeout" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
 		--append "$append${params:+ $params}" ${ICOUNT:+--icount} \
 		"${expect[@]}" "$@" \
 		--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
@@ -108,4 +115,58 @@ for mode in ${KPKEYS_MODES-nobatch off bogus}; do
 	boot "$label+$mode" "kpkeys_hardened_pgtables=$mode" \
 		--expect-line "$line" || rc=1
 done
+
+# A boot that could not run: say why, and leave a result file with the
+# reason, so that the summary (check-many.sh) counts it as failed.
+no_boot() {
+	local name=$1 why=$2
+	echo "${0##*/}: error: $name: $why" >&2
+	printf '{"label": "%s", "problems": ["%s"], "suites": {}}\n' \
+		"$name" "$why" > "$results/$name.log.json"
+}
+
+# x86_64: the debug kernel (configs/x86_64-debug.config: ACPI, EFI,
+# lockdep, DEBUG_ATOMIC_SLEEP, fault injection on the kpkeys pool refill
+# path) booted under OVMF.  Its guest reads an EFI variable through
+# efivarfs: a GetVariable() runtime-service call on the keyed EFI page
+# tables.  The KUnit case pool_refill_failure_leaves_nothing_keyed
+# injects a refill failure halfway through keying a block.  Lockdep and sleep-in-atomic splats fail the boot: the "BUG:"
+# ones (sleeping function called from invalid context, Invalid wait
+# context) already do in run-qemu.py; lockdep's "WARNING: <what>" lines
+# name no file, so they are forbidden here, by their text.
+ovmf=/usr/share/ovmf/OVMF.fd
+# Lockdep makes the boot several times slower under TCG.
+debug_timeout=$((2 * ${QEMU_TIMEOUT:-300}))
+if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
+	dbg=$out-debug
+	if [ ! -f "$ovmf" ]; then
+		no_boot "$label+debug-uefi" "UEFI firmware $ovmf not found: install Debian's ovmf package (apt-get install ovmf, or run scripts/install-deps.sh)"
+		rc=1
+	else
+		say "$arch: building the debug kernel (UEFI, lockdep, fault injection) in $dbg"
+		if KPKEYS_O=$dbg "$KPKEYS_REPO/scripts/build.sh" "$arch" "$src" \
+			"$KPKEYS_REPO/configs/x86_64-debug.config" &&
+		   "$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$src" "$dbg" &&
+		   git -C "$src" diff --name-only kpkeys-base HEAD > "$dbg/project-files"; then
+			kout=$dbg timeout=$debug_timeout
+			boot "$label+debug-uefi" "" \
+				--bios "$ovmf" \
+				--expect-line "efi: EFI v" \
+				--expect-line "Lock dependency validator" \
+				--expect-line "kpkeys: hardened page tables: " "${hw[@]}" \
+				--expect-pass kpkeys_hardened_pgtables_guest.efi_runtime_variable_read \
+				--expect-pass kpkeys_hardened_pgtables.pool_refill_failure_leaves_nothing_keyed \
+				--forbid-line "possible circular locking dependency" \
+				--forbid-line "possible recursive locking" \
+				--forbid-line "inconsistent lock state" \
+				--forbid-line "suspicious RCU usage" \
+				--forbid-line "sleeping function called from invalid context" \
+				--forbid-line "Invalid wait context" \
+				--forbid-line "possible irq lock inversion" || rc=1
+		else
+			no_boot "$label+debug-uefi" "the debug kernel or its initramfs did not build (see above)"
+			rc=1
+		fi
+	fi
+fi
 exit $rc

@@ -20,12 +20,16 @@ case "${1:-}" in
 *) usage ;;
 esac
 
-# Packages from bookworm itself.
+# Packages from bookworm itself.  sparse is used when it can check the
+# kernel (scripts/checker-valid.sh); otherwise fetch-sparse.sh builds one
+# from Debian sid's source package with apt-get source (dpkg-dev), make,
+# gcc and libc6-dev.  ovmf is the UEFI firmware (/usr/share/ovmf/OVMF.fd)
+# of the x86_64 debug-uefi boot (check.sh).
 base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 	   kmod xz-utils git python3 perl sparse ccache gnuplot-nox
 	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
 	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates
-	   python3-ply python3-git)
+	   python3-ply python3-git ovmf)
 # Packages that must come from bookworm-backports (QEMU 10.0: powernv icount).
 bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data)
 bp_list=/etc/apt/sources.list.d/kpkeys-bookworm-backports.list

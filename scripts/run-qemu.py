@@ -6,7 +6,9 @@ The guest's /init runs the in-guest tests, prints KTAP and reboots; QEMU
 runs with -no-reboot, so it exits when the guest is done.  The run fails on
 a timeout, a panic, an oops or BUG, a WARNING raised in the project's own
 code, a missing "kpkeys-init: done" line, or any failed KTAP test.  KTAP is
-parsed with the kernel's own tools/testing/kunit/kunit.py.
+parsed with the kernel's own tools/testing/kunit/kunit.py, after guest
+lines that a kernel message split on the shared console are put back
+together (reassemble()).
 
 Writes <log> (the console) and <log>.json (per-suite results).
 """
@@ -65,11 +67,33 @@ WARNING_RE = re.compile(r"WARNING: .* at (\S+?):(\d+)")
 KPKEYS_CHECK_RE = re.compile(r"^(\[[ \d.]+\] )?kpkeys_check: ")
 KPKEYS_CHECK_EXPECTED = "(expected by a test)"
 KTAP_START = re.compile(r"^(\[[ \d.]+\] )?KTAP version 1$")
+# The time prefix of every printk record (CONFIG_PRINTK_TIME: "[%5lu.%06lu]").
+PRINTK_TIME = re.compile(r"\[ *\d+\.\d{6}\]")
+# kunit.py's case statuses that are not failures.
+CASE_OK = ("PASS", "SKIP")
+# kunit.py's name for a test whose result line it did not find.
+UNNAMED = "<unnamed: a result line is missing>"
 
 
-def qemu_command(arch, kernel, initrd, append, cpu, smp, icount):
+def machine_args(arch, bios=None):
+    """QEMU's machine options for @arch; @bios replaces its -bios firmware.
+
+    With UEFI firmware (OVMF on x86_64), -kernel/-initrd still boot the
+    kernel directly: the firmware reads them from fw_cfg and starts the
+    kernel's EFI stub.
+    """
+    args = list(QEMU[arch]["args"])
+    if bios:
+        if "-bios" in args:
+            i = args.index("-bios")
+            del args[i:i + 2]
+        args += ["-bios", bios]
+    return args
+
+
+def qemu_command(arch, kernel, initrd, append, cpu, smp, icount, bios=None):
     conf = QEMU[arch]
-    cmd = [conf["bin"], *conf["args"], "-nographic", "-no-reboot",
+    cmd = [conf["bin"], *machine_args(arch, bios), "-nographic", "-no-reboot",
            "-kernel", kernel, "-initrd", initrd,
            "-append", "%s %s %s" % (conf["console"], BASE_APPEND, append)]
     cpu = cpu or conf["cpu"]
@@ -164,6 +188,49 @@ def find_problems(lines, own_files):
     return problems, notes
 
 
+def reassemble(lines):
+    """Undo kernel messages that split a guest line on the shared console.
+
+    The guest's output and the kernel's printk records share one serial
+    console, and a record can be written while the guest is in the middle
+    of a line ("    ok " + "[    2.187011] clocksource: ..." + "5 name").
+    A record is written whole and ends the console line, so on the console
+    a line that does not start with the time prefix but has one further on
+    is the start of a guest line, then a kernel record; the guest line goes
+    on with the next console line that has no time prefix (after any more
+    kernel records, which may split it again).  Returns (lines, joined):
+    each kernel record as a line of its own, in console order, then the
+    guest line it split, whole, and how many guest lines were put back
+    together.  Text before the first kernel record of the log (firmware
+    output) is left as it is.
+    """
+    out = []
+    pending = None
+    kernel_up = False
+    joined = 0
+    for line in lines:
+        m = PRINTK_TIME.search(line)
+        if m and m.start() == 0:
+            kernel_up = True
+            out.append(line)
+        elif m and kernel_up:
+            # The start of a guest line, then a kernel record.
+            pending = (pending or "") + line[:m.start()].rstrip("\r")
+            out.append(line[m.start():])
+        elif pending is not None:
+            out.append(pending + line)
+            pending = None
+            joined += 1
+        else:
+            if m:
+                kernel_up = True
+            out.append(line)
+    if pending is not None:
+        # The log ended before the rest of the guest line.
+        out.append(pending)
+    return out, joined
+
+
 def ktap_documents(lines):
     """Split the console into top-level KTAP documents."""
     docs = []
@@ -206,6 +273,84 @@ def suites_of(group):
     return result
 
 
+def top_level_failures(group):
+    """Failed KTAP tests of @group's own level (suites_of() skips them).
+
+    A top-level test without subtests, or one whose result kunit.py found
+    missing (named ""), is a case of the root group, not of a suite.
+    """
+    return ["%s (%s)" % (c["name"] or UNNAMED, c["status"])
+            for c in group.get("test_cases", []) if c["status"] not in CASE_OK]
+
+
+def failed_cases(suites):
+    """["suite.case (STATUS)"] of every case that neither passed nor skipped."""
+    return ["%s.%s (%s)" % (s, n or UNNAMED, st)
+            for s, cases in sorted(suites.items())
+            for n, st in cases if st not in CASE_OK]
+
+
+def judge(lines, kunit_py, own_files=(), expect_lines=(), forbid_lines=(),
+          expect_pass=(), expect_suites=()):
+    """Judge a console log; returns (problems, notes, suites, failed).
+
+    @lines are the console lines as QEMU printed them; guest lines split by
+    kernel messages are put back together first (reassemble()).  @failed
+    lists the failed KTAP cases ("suite.case (STATUS)"); a run fails when
+    there is a problem or a failed case (exit_status()).
+    """
+    lines, joined = reassemble(lines)
+    problems, notes = find_problems(lines, own_files)
+    if joined:
+        notes.append("%d guest line(s) split by kernel messages were put "
+                     "back together" % joined)
+    if not any(DONE_MARKER in l for l in lines):
+        problems.append("guest did not finish (no '%s' line)" % DONE_MARKER)
+
+    suites = {}
+    for doc in ktap_documents(lines):
+        parsed = parse_ktap(doc, kunit_py)
+        if parsed is None:
+            problems.append("kunit.py could not parse a KTAP document")
+            continue
+        found = suites_of(parsed)
+        for f in top_level_failures(parsed):
+            problems.append("top-level KTAP test failed: %s, in the document "
+                            "of %s" % (f, ", ".join(sorted(found)) or "no suite"))
+        errors = parsed.get("misc", {}).get("errors", 0)
+        if errors and not failed_cases(found):
+            notes.append("kunit.py found %d error(s) in the KTAP of %s"
+                         % (errors, ", ".join(sorted(found)) or "a document"))
+        suites.update(found)
+    for text in expect_lines:
+        if not any(text in l for l in lines):
+            problems.append("the console never printed '%s'" % text)
+    for text in forbid_lines:
+        if any(text in l for l in lines):
+            problems.append("the console printed '%s'" % text)
+    for spec in expect_pass:
+        suite, _, case = spec.partition(".")
+        status = dict(suites.get(suite, [])).get(case)
+        if status != "PASS":
+            problems.append("%s did not pass (%s)" % (spec, status or "missing"))
+    for name in expect_suites:
+        if name not in suites:
+            problems.append("missing results of suite %s" % name)
+        elif not suites[name]:
+            problems.append("suite %s ran no test" % name)
+    return problems, notes, suites, failed_cases(suites)
+
+
+def verdict(problems, failed):
+    if problems or failed:
+        return "FAILED"
+    return "boot ok"
+
+
+def exit_status(problems, failed):
+    return 1 if problems or failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -217,6 +362,9 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--append", default="", help="extra kernel parameters")
     ap.add_argument("--cpu", help="QEMU -cpu value (default per arch)")
+    ap.add_argument("--bios", metavar="PATH",
+                    help="firmware image for QEMU's -bios, replacing the "
+                    "default (x86_64: qboot.rom), e.g. /usr/share/ovmf/OVMF.fd")
     ap.add_argument("--smp", type=int, default=2)
     ap.add_argument("--icount", action="store_true")
     ap.add_argument("--timeout", type=int, default=300)
@@ -242,47 +390,28 @@ def main():
     for path in (args.kernel, args.initrd):
         if not os.path.exists(path):
             sys.exit("run-qemu: error: %s does not exist" % path)
+    if args.bios and not os.path.exists(args.bios):
+        sys.exit("run-qemu: error: firmware %s does not exist" % args.bios)
     kunit_py = os.path.join(args.kernel_tree, "tools/testing/kunit/kunit.py")
 
     cmd = qemu_command(args.arch, args.kernel, args.initrd, args.append,
-                       args.cpu, args.smp, args.icount)
+                       args.cpu, args.smp, args.icount, args.bios)
     print("[%s] %s" % (label, " ".join(cmd)), file=sys.stderr)
     lines, timed_out, rc, wall = run(cmd, args.log, args.timeout, label)
 
-    problems, notes = find_problems(lines, project_files(args.project_files))
+    problems, notes, suites, failed = judge(
+        lines, kunit_py, project_files(args.project_files),
+        expect_lines=args.expect_line, forbid_lines=args.forbid_line,
+        expect_pass=args.expect_pass, expect_suites=args.expect_suite)
     if timed_out:
         problems.insert(0, "timeout after %d s" % args.timeout)
-    if not any(DONE_MARKER in l for l in lines):
-        problems.append("guest did not finish (no '%s' line)" % DONE_MARKER)
     if rc not in (0, None) and not timed_out:
         problems.append("QEMU exited with status %d" % rc)
 
-    suites = {}
-    for doc in ktap_documents(lines):
-        parsed = parse_ktap(doc, kunit_py)
-        if parsed is None:
-            problems.append("kunit.py could not parse a KTAP document")
-            continue
-        suites.update(suites_of(parsed))
-    for text in args.expect_line:
-        if not any(text in l for l in lines):
-            problems.append("the console never printed '%s'" % text)
-    for text in args.forbid_line:
-        if any(text in l for l in lines):
-            problems.append("the console printed '%s'" % text)
-    for spec in args.expect_pass:
-        suite, _, case = spec.partition(".")
-        status = dict(suites.get(suite, [])).get(case)
-        if status != "PASS":
-            problems.append("%s did not pass (%s)" % (spec, status or "missing"))
-    for name in args.expect_suite:
-        if name not in suites:
-            problems.append("missing results of suite %s" % name)
-        elif not suites[name]:
-            problems.append("suite %s ran no test" % name)
-
+    # Failed cases are in "suites" (summary.py counts them there), so they
+    # are listed apart from the problems, which summary.py counts as well.
     result = {"arch": args.arch, "label": label, "wall_s": round(wall, 1),
-              "problems": problems, "notes": notes,
+              "problems": problems, "failed": failed, "notes": notes,
               "suites": {s: [{"name": n, "status": st} for n, st in cases]
                          for s, cases in suites.items()}}
     with open(args.log + ".json", "w") as f:
@@ -302,9 +431,11 @@ def main():
         print("[%s] note: %s" % (label, n))
     for p in problems:
         print("[%s] PROBLEM: %s" % (label, p))
+    for f in failed:
+        print("[%s] FAILED: %s" % (label, f))
     print("[%s] %s in %.0f s, console log: %s"
-          % (label, "FAILED" if problems else "boot ok", wall, args.log))
-    sys.exit(1 if problems else 0)
+          % (label, verdict(problems, failed), wall, args.log))
+    sys.exit(exit_status(problems, failed))
 
 
 if __name__ == "__main__":

@@ -184,8 +184,61 @@ test_bench() {
 	fi
 }
 
+# sparse: bad input is refused, a failed download changes nothing, and
+# only warnings on lines the series added are new (a synthetic sparse
+# output; nothing is built or downloaded).
+test_sparse() {
+	local out new base log=$work/sparse.out cache=$work/sparse-cache
+	out=$(make -s -C "$KPKEYS_REPO" sparse ARCH=sparc64 2>&1)
+	if [ $? -ne 0 ] && grep -q "unsupported ARCH 'sparc64'" <<<"$out"; then
+		record sparse_bad_arch_is_refused 0
+	else
+		record sparse_bad_arch_is_refused 1 "$out"
+	fi
+	out=$(CHECK=$work/no-such-sparse "$KPKEYS_REPO/scripts/sparse.sh" which "$tree" 2>&1)
+	if [ $? -ne 0 ] && grep -q "fails .*checker-valid.sh" <<<"$out"; then
+		record sparse_invalid_check_is_refused 0
+	else
+		record sparse_invalid_check_is_refused 1 "$out"
+	fi
+	# An unreachable mirror (port 9, discard; no retries): the error says
+	# so, and the cache holds no sparse, source or temporary directory.
+	mkdir -p "$cache"
+	echo 'Acquire::Retries "0";' > "$work/apt.conf"
+	out=$(APT_CONFIG=$work/apt.conf KPKEYS_CACHE=$cache \
+		KPKEYS_SPARSE_SOURCE="deb-src http://127.0.0.1:9/debian sid main" \
+		"$KPKEYS_REPO/scripts/fetch-sparse.sh" "$tree" 2>&1)
+	if [ $? -ne 0 ] && grep -q "nothing was changed" <<<"$out" &&
+	   [ -z "$(ls -d "$cache"/sparse "$cache"/sparse-src "$cache"/sparse.tmp.* 2>/dev/null)" ]; then
+		record sparse_failed_fetch_changes_nothing 0
+	else
+		record sparse_failed_fetch_changes_nothing 1 "$(tail -n 3 <<<"$out")"
+	fi
+	# Line 1 of a file the series adds is a series line; init/main.c is the
+	# base kernel's.
+	new=$(git -C "$tree" diff --diff-filter=A --name-only kpkeys-base -- '*.c' | head -n 1)
+	base=init/main.c
+	{
+		echo "$tree/$new:1:1: warning: series warning"
+		echo "$tree/$new:1:1:    expected int"
+		echo "$tree/$base:1:1: warning: base warning"
+		echo "$tree/$base: note: in included file:"
+		echo "$tree/$new:1:1: warning: series warning"
+		echo "$tree/$new:1:1:    expected int"
+	} > "$log"
+	out=$("$KPKEYS_REPO/scripts/sparse.sh" report "$tree" "$work" "$log" 2>&1)
+	if [ $? -ne 0 ] && grep -qxF "$new:1:1: warning: series warning" <<<"$out" &&
+	   ! grep -q "base warning" <<<"$out" &&
+	   grep -q "1 new warnings on lines the series added, 1 in base-kernel lines" <<<"$out"; then
+		record sparse_reports_only_series_lines 0
+	else
+		record sparse_reports_only_series_lines 1 "$out"
+	fi
+}
+
 test_bad_arch_refused
 test_bench
+test_sparse
 test_wrong_version_refused
 test_dropped_option_detected
 test_runner_judge

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kpkeys hooks of the entry code, the scheduler and fork.  Only those
+ * include this header; everything else uses <linux/kpkeys.h>.
+ *
+ * Exception entry from kernel mode runs the handler at the default level
+ * and outside any batched lazy MMU section: the interrupted code may have
+ * been at another level (hardware) or batching (software).  Both are
+ * saved in the irqentry state and given back on exit.  Return to user
+ * space forces the default level.  The pkey register, the batching state
+ * and the checker's level follow the task across context switches.
+ */
+#ifndef _LINUX_KPKEYS_ENTRY_H
+#define _LINUX_KPKEYS_ENTRY_H
+
+#include <linux/kpkeys.h>
+#include <linux/sched.h>
+
+#ifdef CONFIG_KPKEYS
+
+#ifdef CONFIG_KPKEYS_CHECK
+void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save);
+void kpkeys_check_irqentry_exit(const struct kpkeys_check_state *save);
+#else
+static __always_inline void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save) {}
+static __always_inline void kpkeys_check_irqentry_exit(const struct kpkeys_check_state *save) {}
+#endif
+
+#if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
+/*
+ * Leave the batched section for the handler: its page-table writes switch
+ * for themselves, since entry gave it the default level.  The task's flag
+ * is cleared too, so that the batching does not come back if the handler
+ * sleeps and the task is switched in again.
+ */
+static __always_inline void kpkeys_batching_irqentry_enter(bool *save)
+{
+	struct kpkeys_lazy_mmu *lazy = &current->lazy_mmu_state.kpkeys;
+
+	*save = lazy->batching;
+	if (*save) {
+		lazy->batching = false;
+		raw_cpu_write(kpkeys_pgtables_batching, false);
+	}
+}
+
+static __always_inline void kpkeys_batching_irqentry_exit(bool save)
+{
+	if (save) {
+		current->lazy_mmu_state.kpkeys.batching = true;
+		raw_cpu_write(kpkeys_pgtables_batching, true);
+	}
+}
+#else
+static __always_inline void kpkeys_batching_irqentry_enter(bool *save) {}
+static __always_inline void kpkeys_batching_irqentry_exit(bool save) {}
+#endif
+
+/**
+ * kpkeys_enter_default() - run at the default level from here on
+ *
+ * For code that runs on behalf of no one in particular in whatever
+ * context it finds (exception handlers, softirqs run from
+ * local_bh_enable(), the WARN path).  noinstr.
+ *
+ * Return: what to give kpkeys_leave_default(); %KPKEYS_PKEY_REG_INVAL if
+ * nothing was changed.
+ */
+static __always_inline u64 kpkeys_enter_default(void)
+{
+	if (!arch_kpkeys_enabled())
+		return KPKEYS_PKEY_REG_INVAL;
+	return kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+}
+
+/**
+ * kpkeys_leave_default() - undo kpkeys_enter_default()
+ * @reg: what it returned
+ *
+ * A saved value that no level produces (it was kept in writable memory)
+ * is not restored: the default level stays.
+ */
+static __always_inline void kpkeys_leave_default(u64 reg)
+{
+	if (reg != KPKEYS_PKEY_REG_INVAL && kpkeys_managed_valid(reg))
+		kpkeys_switch_managed(reg);
+}
+
+/**
+ * kpkeys_irqentry_enter() - exception entry from kernel mode
+ * @state: where to save what the handler must not inherit
+ *
+ * noinstr: the arch primitives used here must be noinstr-safe.
+ */
+static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state)
+{
+	state->reg = kpkeys_enter_default();
+	kpkeys_batching_irqentry_enter(&state->batching);
+	kpkeys_check_irqentry_enter(&state->check);
+}
+
+/**
+ * kpkeys_irqentry_exit() - give the interrupted code back its state
+ * @state: what kpkeys_irqentry_enter() saved
+ *
+ * A saved value that no level produces (the irqentry state is on the
+ * stack) is not restored: the interrupted code gets the default level.
+ */
+static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state)
+{
+	kpkeys_check_irqentry_exit(&state->check);
+	kpkeys_batching_irqentry_exit(state->batching);
+	kpkeys_leave_default(state->reg);
+}
+
+/**
+ * kpkeys_exit_to_user_mode() - last kpkeys step before returning to user
+ *
+ * The level must be the default; the checker reports it if not, and the
+ * register is put back at the default whatever the software state says.
+ */
+static __always_inline void kpkeys_exit_to_user_mode(void)
+{
+	kpkeys_check_user_return();
+	kpkeys_enter_default();
+}
+
+/**
+ * kpkeys_sched_switch() - the kpkeys state follows the task
+ * @prev: the task being switched out
+ * @next: the task being switched in
+ *
+ * Called by the scheduler, interrupts disabled: a task may sleep at a
+ * level other than the default, or inside a batched lazy MMU section (arm64
+ * does), and the task that runs meanwhile inherits neither.
+ */
+static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
+						struct task_struct *next)
+{
+#if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
+	if (static_branch_unlikely(&kpkeys_pgtables_batching_key))
+		this_cpu_write(kpkeys_pgtables_batching,
+			       next->lazy_mmu_state.kpkeys.batching);
+#endif
+#ifdef CONFIG_ARCH_HAS_KPKEYS
+	if (arch_kpkeys_enabled()) {
+		u64 prev_bits = kpkeys_switch_managed(next->kpkeys_pkey_reg);
+
+		prev->kpkeys_pkey_reg = prev_bits == KPKEYS_PKEY_REG_INVAL ?
+					next->kpkeys_pkey_reg : prev_bits;
+	}
+#endif
+}
+
+/**
+ * kpkeys_fork() - a new task starts at the default level
+ * @p: the new task
+ */
+static inline void kpkeys_fork(struct task_struct *p)
+{
+#ifdef CONFIG_ARCH_HAS_KPKEYS
+	p->kpkeys_pkey_reg = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+#endif
+#ifdef CONFIG_KPKEYS_CHECK
+	p->kpkeys_check = (struct kpkeys_check_state){ .level = KPKEYS_LVL_DEFAULT };
+#endif
+}
+
+#else /* !CONFIG_KPKEYS */
+
+static __always_inline u64 kpkeys_enter_default(void)
+{
+	return KPKEYS_PKEY_REG_INVAL;
+}
+
+static __always_inline void kpkeys_leave_default(u64 reg) {}
+static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state) {}
+static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state) {}
+static __always_inline void kpkeys_exit_to_user_mode(void) {}
+static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
+						struct task_struct *next) {}
+static inline void kpkeys_fork(struct task_struct *p) {}
+
+#endif /* CONFIG_KPKEYS */
+
+#endif /* _LINUX_KPKEYS_ENTRY_H */
