@@ -22,8 +22,10 @@ llvm=$(llvm_arg "${LLVM:-}")
 out=${KPKEYS_O:-$(build_dir "$arch" "$llvm")}
 cross=$(cross_compile "$arch")
 frags=("$KPKEYS_REPO/configs/common.config" "$KPKEYS_REPO/configs/$arch.config" "$@")
-for f in "${frags[@]}"; do
-	[ -f "$f" ] || die "config fragment $f does not exist"
+for i in "${!frags[@]}"; do
+	[ -f "${frags[$i]}" ] || die "config fragment ${frags[$i]} does not exist"
+	# merge_config.sh runs in the kernel tree: absolute paths only.
+	frags[$i]=$(realpath "${frags[$i]}")
 done
 
 # Tools this build needs, with the package that provides each.

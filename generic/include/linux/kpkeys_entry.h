@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * kpkeys hooks of the entry code, the scheduler and fork.  Only those
+ * kpkeys hooks of the entry code (generic entry, softirqs, the arch paths
+ * outside generic entry), the scheduler, fork and the checker.  Only those
  * include this header; everything else uses <linux/kpkeys.h>.
  *
  * Exception entry from kernel mode runs the handler at the default level
@@ -31,29 +32,35 @@ static __always_inline void kpkeys_check_irqentry_exit(const struct kpkeys_check
  * Leave the batched section for the handler: its page-table writes switch
  * for themselves, since entry gave it the default level.  The task's flag
  * is cleared too, so that the batching does not come back if the handler
- * sleeps and the task is switched in again.
+ * sleeps and the task is switched in again.  The two are saved apart: an
+ * NMI in the middle of a context switch finds this CPU's flag already
+ * following the next task while current is still the previous one.
  */
-static __always_inline void kpkeys_batching_irqentry_enter(bool *save)
+static __always_inline void kpkeys_batching_irqentry_enter(u8 *save)
 {
 	struct kpkeys_lazy_mmu *lazy = &current->lazy_mmu_state.kpkeys;
 
-	*save = lazy->batching;
-	if (*save) {
+	*save = 0;
+	if (lazy->batching) {
+		*save |= KPKEYS_IRQENTRY_BATCHING_TASK;
 		lazy->batching = false;
+	}
+	if (raw_cpu_read(kpkeys_pgtables_batching)) {
+		*save |= KPKEYS_IRQENTRY_BATCHING_CPU;
 		raw_cpu_write(kpkeys_pgtables_batching, false);
 	}
 }
 
-static __always_inline void kpkeys_batching_irqentry_exit(bool save)
+static __always_inline void kpkeys_batching_irqentry_exit(u8 save)
 {
-	if (save) {
+	if (save & KPKEYS_IRQENTRY_BATCHING_TASK)
 		current->lazy_mmu_state.kpkeys.batching = true;
+	if (save & KPKEYS_IRQENTRY_BATCHING_CPU)
 		raw_cpu_write(kpkeys_pgtables_batching, true);
-	}
 }
 #else
-static __always_inline void kpkeys_batching_irqentry_enter(bool *save) {}
-static __always_inline void kpkeys_batching_irqentry_exit(bool save) {}
+static __always_inline void kpkeys_batching_irqentry_enter(u8 *save) {}
+static __always_inline void kpkeys_batching_irqentry_exit(u8 save) {}
 #endif
 
 /**
@@ -95,6 +102,33 @@ static __always_inline void kpkeys_leave_default(u64 reg)
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state)
 {
 	state->reg = kpkeys_enter_default();
+	kpkeys_batching_irqentry_enter(&state->batching);
+	kpkeys_check_irqentry_enter(&state->check);
+}
+
+/**
+ * kpkeys_irqentry_nmi_enter() - NMI-class entry (NMI, #MC, kernel #DB)
+ * @state: where to save what the handler must not inherit
+ *
+ * Interrupts off do not keep NMIs out of the window between an
+ * architecture's write of its register copy and of the register (x86:
+ * the PKRS copy, then the MSR), so the copy cannot be trusted here: the
+ * default level is written whatever the copy says, and the copy's managed
+ * bits are what exit restores.  Either order of the interrupted writes
+ * then ends with copy and register agreeing.
+ */
+static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_state *state)
+{
+	u64 def = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+
+	state->reg = KPKEYS_PKEY_REG_INVAL;
+	if (arch_kpkeys_enabled()) {
+		u64 reg = arch_kpkeys_read_pkey_reg();
+
+		arch_kpkeys_write_pkey_reg((reg & ~KPKEYS_PKEY_REG_MASK) | def);
+		if ((reg & KPKEYS_PKEY_REG_MASK) != def)
+			state->reg = reg & KPKEYS_PKEY_REG_MASK;
+	}
 	kpkeys_batching_irqentry_enter(&state->batching);
 	kpkeys_check_irqentry_enter(&state->check);
 }
@@ -144,10 +178,15 @@ static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
 #endif
 #ifdef CONFIG_ARCH_HAS_KPKEYS
 	if (arch_kpkeys_enabled()) {
-		u64 prev_bits = kpkeys_switch_managed(next->kpkeys_pkey_reg);
+		u64 next_bits = next->kpkeys_pkey_reg;
+		u64 prev_bits;
 
+		/* Kept in task_struct: only a level's bits are loaded. */
+		if (!kpkeys_managed_valid(next_bits))
+			next_bits = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+		prev_bits = kpkeys_switch_managed(next_bits);
 		prev->kpkeys_pkey_reg = prev_bits == KPKEYS_PKEY_REG_INVAL ?
-					next->kpkeys_pkey_reg : prev_bits;
+					next_bits : prev_bits;
 	}
 #endif
 }
@@ -158,6 +197,10 @@ static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
  */
 static inline void kpkeys_fork(struct task_struct *p)
 {
+#if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
+	/* dup_task_struct() copied the parent's. */
+	p->lazy_mmu_state.kpkeys = (struct kpkeys_lazy_mmu){};
+#endif
 #ifdef CONFIG_ARCH_HAS_KPKEYS
 	p->kpkeys_pkey_reg = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
 #endif
@@ -175,6 +218,7 @@ static __always_inline u64 kpkeys_enter_default(void)
 
 static __always_inline void kpkeys_leave_default(u64 reg) {}
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state) {}
+static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_exit_to_user_mode(void) {}
 static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
