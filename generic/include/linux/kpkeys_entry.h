@@ -123,11 +123,10 @@ static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_sta
 
 	state->reg = KPKEYS_PKEY_REG_INVAL;
 	if (arch_kpkeys_enabled()) {
-		u64 reg = arch_kpkeys_read_pkey_reg();
+		u64 prev = kpkeys_force_managed(def);
 
-		arch_kpkeys_write_pkey_reg((reg & ~KPKEYS_PKEY_REG_MASK) | def);
-		if ((reg & KPKEYS_PKEY_REG_MASK) != def)
-			state->reg = reg & KPKEYS_PKEY_REG_MASK;
+		if (prev != def)
+			state->reg = prev;
 	}
 	kpkeys_batching_irqentry_enter(&state->batching);
 	kpkeys_check_irqentry_enter(&state->check);
