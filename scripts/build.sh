@@ -45,15 +45,7 @@ fi
 # A sub-make must not inherit the top-level make's command-line variables
 # (LLVM=1 in particular would override LLVM=-19).
 unset MAKEFLAGS MAKELEVEL MFLAGS
-# One job more than CPUs keeps both busy while the other job waits on I/O.
-kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(($(nproc) + 1))")
-if [ -n "$llvm" ]; then
-	kmake+=(LLVM="$llvm")
-	command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")
-else
-	kmake+=(CROSS_COMPILE="$cross")
-	command -v ccache >/dev/null && kmake+=(CC="ccache ${cross}gcc")
-fi
+kernel_make "$arch" "$src" "$out" "$llvm"
 # C=1/C=2: Kbuild runs CHECK on what it compiles.  Debian's sparse 0.6.4
 # fails the tree's checker-valid.sh (Kbuild would say "not available or not
 # up to date" and check nothing), so pass the sparse sparse.sh selects: the

@@ -11,6 +11,7 @@ cache=${KPKEYS_CACHE:-$HOME/.cache/kpkeys}
 suite_line="deb http://deb.debian.org/debian trixie-backports main"
 pkg=linux-source-7.3
 
+. "$(dirname "$0")/lib.sh"
 log() { echo "fetch-kernel: $*" >&2; }
 die() { echo "fetch-kernel: error: $*" >&2; exit 1; }
 
@@ -22,18 +23,7 @@ if [ -f "$src_dir/.kpkeys-extracted" ]; then
 fi
 
 apt_dir=$cache/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/etc"
-echo "$suite_line" > "$apt_dir/etc/sources.list"
-apt_opts=(-q
-	-o Dir::Etc::SourceList="$apt_dir/etc/sources.list"
-	-o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$apt_dir/lists"
-	-o Dir::State::Status="$apt_dir/status"
-	-o Dir::Cache="$apt_dir"
-	-o Dir::Cache::Archives="$apt_dir/archives"
-	-o Debug::NoLocking=1
-	-o APT::Sandbox::User=root)
-touch "$apt_dir/status"
+private_apt "$apt_dir" "$suite_line"
 
 deb=$(ls "$apt_dir"/archives/${pkg}_*.deb 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "$deb" ]; then

@@ -76,18 +76,7 @@ trap 'rm -rf "$tmp"' EXIT
 # 1. The source package, downloaded once.
 if [ ! -f "$src_cache/.kpkeys-downloaded" ]; then
 	apt_dir=$cache/apt-sid-src
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/etc"
-	echo "$src_line" > "$apt_dir/etc/sources.list"
-	touch "$apt_dir/status"
-	apt_opts=(-q
-		-o Dir::Etc::SourceList="$apt_dir/etc/sources.list"
-		-o Dir::Etc::SourceParts=/dev/null
-		-o Dir::State::Lists="$apt_dir/lists"
-		-o Dir::State::Status="$apt_dir/status"
-		-o Dir::Cache="$apt_dir"
-		-o Dir::Cache::Archives="$apt_dir/archives"
-		-o Debug::NoLocking=1
-		-o APT::Sandbox::User=root)
+	private_apt "$apt_dir" "$src_line"
 	say "downloading Debian's source package sparse from sid (the sid source index, about 10 MB, and the package, 0.5 MB; once) into $src_cache"
 	# apt-get update exits 0 when a source cannot be fetched: look for the index.
 	if ! apt-get "${apt_opts[@]}" update >"$tmp/update.log" 2>&1 ||

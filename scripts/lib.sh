@@ -65,3 +65,39 @@ kernel_image() {
 	powerpc) echo vmlinux ;;
 	esac
 }
+
+# A private apt configuration under <dir> (source list, state, cache), so
+# that the system's is not touched: private_apt <dir> <sources.list line>.
+# Sets the array apt_opts for apt-get.
+private_apt() {
+	local dir=$1 line=$2
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/etc"
+	echo "$line" > "$dir/etc/sources.list"
+	touch "$dir/status"
+	apt_opts=(-q
+		-o Dir::Etc::SourceList="$dir/etc/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$dir/lists"
+		-o Dir::State::Status="$dir/status"
+		-o Dir::Cache="$dir"
+		-o Dir::Cache::Archives="$dir/archives"
+		-o Debug::NoLocking=1
+		-o APT::Sandbox::User=root)
+}
+
+# The kernel make command of a build flavour, in the array kmake:
+# kernel_make <arch> <kernel tree> <output dir> <Kbuild LLVM= value or "">.
+# One job more than CPUs keeps both busy while the other job waits on I/O.
+kernel_make() {
+	local arch=$1 src=$2 out=$3 llvm=${4:-} cross
+	cross=$(cross_compile "$arch")
+	kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(($(nproc) + 1))")
+	if [ -n "$llvm" ]; then
+		kmake+=(LLVM="$llvm")
+		command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")
+	else
+		kmake+=(CROSS_COMPILE="$cross")
+		command -v ccache >/dev/null && kmake+=(CC="ccache ${cross}gcc")
+	fi
+	return 0
+}

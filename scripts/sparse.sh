@@ -224,15 +224,7 @@ fi
 # The same make as build.sh, so that the objects are up to date and only
 # the checker runs.
 unset MAKEFLAGS MAKELEVEL MFLAGS
-cross=$(cross_compile "$arch")
-kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(($(nproc) + 1))")
-if [ -n "$llvm" ]; then
-	kmake+=(LLVM="$llvm")
-	command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")
-else
-	kmake+=(CROSS_COMPILE="$cross")
-	command -v ccache >/dev/null && kmake+=(CC="ccache ${cross}gcc")
-fi
+kernel_make "$arch" "$src" "$out" "$llvm"
 # shellcheck disable=SC2206
 kmake+=(${KMAKEFLAGS:-})
 
