@@ -122,6 +122,23 @@ class JudgeTest(unittest.TestCase):
                                  "mm/kpkeys.c:42 kpkeys_check+0x10/0x20")
         self.assertTrue(problems)
 
+    def test_expected_warning_is_let_through_once(self):
+        mod = run_qemu
+        warn = ("[    1.0] WARNING: mm/tests/kpkeys_kunit.c:42 at "
+                "warn_path_runs_at_default+0x10/0x20, CPU#0: kunit_try_catch/64")
+        lines = ["[    0.9] " + mod.EXPECTED_WARNING, warn, warn]
+        problems, notes = mod.find_problems(lines, {"mm/tests/kpkeys_kunit.c"})
+        self.assertEqual(len(problems), 1, "only the first WARNING is expected")
+        self.assertIn("WARNING expected by a test", notes[0])
+
+    def test_warning_in_project_code_7_3_format(self):
+        problems, _ = self.judge("[    1.1] WARNING: mm/kpkeys.c:42 at "
+                                 "kpkeys_check+0x10/0x20, CPU#0: swapper/1")
+        self.assertTrue(problems)
+        problems, notes = self.judge("[    1.1] WARNING: kernel/time/clocksource.c:9 "
+                                     "at foo+0x1/0x2, CPU#1: kworker/1:0/20")
+        self.assertEqual((problems, len(notes)), ([], 1))
+
     def test_warning_elsewhere_is_only_noted(self):
         problems, notes = self.judge("[    1.0] WARNING: CPU: 1 PID: 0 at "
                                      "kernel/time/clocksource.c:9 foo+0x1/0x2")
