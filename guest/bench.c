@@ -45,8 +45,10 @@ static unsigned long pmd_size;	/* THP size; 0 if the kernel has none */
 
 /* The counters recorded per measurement (names in kpkeys/stats). */
 static const char * const counters[] = {
-	"reg_writes", "pgtables_switches", "pgtables_switches_skipped",
-	"ptps_keyed", "set_memory_pkey_calls", "pool_refills",
+	"reg_writes", "reg_writes_entry", "reg_writes_sched",
+	"pgtables_switches", "pgtables_switches_skipped", "lazy_mmu_sections",
+	"ptps_keyed", "set_memory_pkey_calls", "set_memory_pkey_splits",
+	"set_memory_pkey_tlb_flushes", "pool_refills",
 };
 #define NR_COUNTERS	(sizeof(counters) / sizeof(counters[0]))
 

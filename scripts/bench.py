@@ -2,19 +2,34 @@
 # SPDX-License-Identifier: GPL-2.0
 """Run the kpkeys benchmark suite and write the report.
 
-For each architecture: build the kernel and initramfs (the same build as
-'make check'), then boot it under QEMU with -icount shift=0,sleep=off
--smp 1 once per kpkeys_hardened_pgtables= mode (off, nobatch, on).  The
-guest program (guest/bench.c) measures every row REPS times in the same
-boot after a warm-up.  The metric is guest time, which under -icount
-counts executed instructions (1 ns each); host wall-clock time per
-measurement is recorded as a secondary number.
+For each architecture with a kpkeys backend, three kernels of the same
+tree are built:
+
+  prod      the test configuration without CONFIG_KPKEYS_CHECK,
+            CONFIG_KPKEYS_STATS and KUnit (configs/bench-prod.config):
+            every timing comes from it;
+  nokpkeys  prod without kpkeys at all (configs/bench-nokpkeys.config):
+            the second baseline, "what the feature costs when off", and
+            the baseline of the rows a boot parameter cannot change
+            (null syscall, lseek1);
+  test      the 'make check' kernel (CONFIG_KPKEYS_STATS): one counting
+            boot per mode gives the kpkeys counters per operation, and the
+            assertions on them.
+
+Each kernel is booted under QEMU with -icount shift=0,sleep=off -smp 1,
+BOOTS times per kpkeys_hardened_pgtables= mode (off, nobatch, on); in each
+boot the guest program (guest/bench.c) measures every row REPS times after
+a warm-up.  The metric is guest time, which under -icount counts executed
+instructions (1 ns each); host wall-clock time per measurement is recorded
+as a secondary number.  An architecture without a backend times the
+baseline on its test kernel only.
 
 Modes an architecture cannot run (no kpkeys backend, or a CPU without
 the feature) are reported as "n/a: <reason>", with the baseline measured
 all the same.  A difference to the baseline is marked (R) regression or
-(I) improvement only when a two-sided Mann-Whitney U test says it is
-significant at 95%.
+(I) improvement only when a two-sided Mann-Whitney U test gives p < 0.05
+and the difference of the medians is at least FLOOR_PCT: under icount the
+samples are nearly deterministic, and p alone would mark +0.01%.
 
 Output, in --out (default build/bench): <arch>.json (every sample and the
 summary), results.csv, <arch>.md (per-arch table), report.md (cross-arch
@@ -61,8 +76,22 @@ ROWS = [
     ("pgtable_churn", "churn", "mmap/touch/mprotect/munmap 256 KiB"),
 ]
 ROW_IDS = [r[0] for r in ROWS]
-COUNTERS = ["reg_writes", "pgtables_switches", "pgtables_switches_skipped",
-            "ptps_keyed", "set_memory_pkey_calls", "pool_refills"]
+COUNTERS = ["reg_writes", "reg_writes_entry", "reg_writes_sched",
+            "pgtables_switches", "pgtables_switches_skipped",
+            "lazy_mmu_sections", "ptps_keyed", "set_memory_pkey_calls",
+            "set_memory_pkey_splits", "set_memory_pkey_tlb_flushes",
+            "pool_refills"]
+# Rows whose cost a boot parameter cannot show (entry code): their mode
+# columns are against the kernel without kpkeys, not against "off".
+NOKPKEYS_BASE_ROWS = {"null_syscall", "lseek"}
+FLOOR_PCT = 0.5         # smallest |difference| marked (R)/(I)
+MIN_REPS = 4            # fewer cannot reach p < 0.05 with the exact test
+MIN_BOOTS = 2           # boot-to-boot variation must be seen
+VARIANTS = {            # kernel -> (build dir suffix, extra config fragments)
+    "test": ("", []),
+    "prod": ("-prod", ["bench-prod.config"]),
+    "nokpkeys": ("-nokpkeys", ["bench-prod.config", "bench-nokpkeys.config"]),
+}
 
 LINE_RE = re.compile(r"kpkeys-bench: (begin|result|error|skip|start|done)\s*(.*)$")
 
@@ -91,15 +120,37 @@ def shell_lib(expr):
                           stdout=subprocess.PIPE).stdout.strip()
 
 
-def build(arch, tree):
-    for script, extra in (("build.sh", []), ("mkinitrd.sh", None)):
-        out = shell_lib("build_dir %s" % arch)
-        args = [os.path.join(REPO, "scripts", script), arch, tree]
-        if extra is None:
-            args.append(out)
-        if subprocess.run(args, env=dict(os.environ, LLVM="")).returncode:
-            die("%s: %s failed" % (arch, script))
+def variant_dir(arch, variant):
+    return shell_lib("build_dir %s" % arch) + VARIANTS[variant][0]
+
+
+def build(arch, tree, variant="test"):
+    out = variant_dir(arch, variant)
+    frags = [os.path.join(REPO, "configs", f) for f in VARIANTS[variant][1]]
+    env = dict(os.environ, LLVM="", KPKEYS_O=out)
+    for args in ([os.path.join(REPO, "scripts", "build.sh"), arch, tree] + frags,
+                 [os.path.join(REPO, "scripts", "mkinitrd.sh"), arch, tree, out]):
+        if subprocess.run(args, env=env).returncode:
+            die("%s: %s of the %s kernel failed" % (arch, os.path.basename(args[0]), variant))
     return out
+
+
+def provenance(tree, out, qemu):
+    """Where a result comes from: enough to rebuild and rerun it."""
+    def run(cmd):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else "unknown"
+    try:
+        with open(os.path.join(out, ".config"), "rb") as f:
+            import hashlib
+            config = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        config = "unknown"
+    ver = run([qemu, "--version"]).splitlines()
+    return {"series_commit": run(["git", "-C", tree, "rev-parse", "--short=12", "HEAD"]),
+            "config_sha256": config,
+            "machine": "QEMU TCG: " + (ver[0] if ver else "unknown"),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def kconfig(out, name):
@@ -131,7 +182,7 @@ def mann_whitney_p(a, b):
     u = r1 - n1 * (n1 + 1) / 2.0
     mean = n1 * n2 / 2.0
     allranks = [ranks[x] for x in pooled]
-    if math.comb(n1 + n2, n1) <= 200000:
+    if math.comb(n1 + n2, n1) <= 20000:
         # Enumerate every assignment of the pooled ranks to sample a.
         extreme = total = 0
         for combo in itertools.combinations(range(n1 + n2), n1):
@@ -148,18 +199,22 @@ def mann_whitney_p(a, b):
 
 def summarise(samples):
     per_op = [s["ns"] / s["ops"] for s in samples]
+    boots = {}
+    for s in samples:
+        boots.setdefault(s.get("boot", 0), []).append(s["ns"] / s["ops"])
     return {
         "n": len(per_op),
         "median": statistics.median(per_op),
         "min": min(per_op),
         "max": max(per_op),
         "per_op": per_op,
+        "boot_medians": [statistics.median(v) for _, v in sorted(boots.items())],
     }
 
 
 # One boot
 
-def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
+def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag=""):
     append = ("kpkeys_hardened_pgtables=%s kunit.enable=0 kpkeys_init.bench=1 "
               "kpkeys_bench.reps=%d%s%s" % (mode, reps,
                                             " kpkeys_bench.quick=1" if quick else "",
@@ -168,7 +223,7 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
     image = os.path.join(out, shell_lib("kernel_image %s" % arch))
     cmd = rq.qemu_command(arch, image, os.path.join(out, "initrd.gz"), append,
                           cpu, 1, True)
-    label = "%s %s" % (arch, mode)
+    label = "%s %s%s" % (arch, mode, tag)
     stamps = {}
     progress = {"rows": 0}
 
@@ -187,7 +242,7 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
         elif kind == "error":
             note("[%s] %s" % (label, line.strip()))
 
-    log = os.path.join(logdir, "%s-%s.log" % (arch, mode))
+    log = os.path.join(logdir, "%s-%s%s.log" % (arch, mode, tag.replace(" ", "-")))
     note("[%s] booting (%s)" % (label, " ".join(cmd[:1] + ["-icount", "shift=0,sleep=off", "-smp", "1"])))
     lines, timed_out, rc, wall = rq.run(cmd, log, timeout, label, on_line=on_line)
     problems, _ = rq.find_problems(lines, set())
@@ -229,10 +284,49 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows):
                            or " nobatch" in l or " on" in l)), "")
     software = next((l.split("software only", 1)[1].strip(" ()")
                      .split(")")[0] for l in lines if "software only (" in l), None)
+    cmdline = next((l.split("Command line:", 1)[1].strip() for l in lines
+                    if "Command line:" in l), append)
     return {"samples": samples, "errors": errors, "skipped": skipped,
             "problems": problems,
             "start": start, "wall_s": round(wall, 1), "log": log,
-            "mode_line": mode_line.strip(), "software_only": software}
+            "mode_line": mode_line.strip(), "software_only": software,
+            "cmdline": cmdline}
+
+
+def mode_problem(mode, mode_line):
+    """The mode the boot reports must be the mode requested."""
+    m = re.search(r"hardened page tables: (\w+)", mode_line)
+    if not m or m.group(1) != mode:
+        return "booted with kpkeys_hardened_pgtables=%s, but the kernel says %r" % (
+            mode, mode_line or "nothing about hardened page tables")
+    return None
+
+
+def counter_problems(counting):
+    """What the counters of the counting boots must show, per mode."""
+    problems = []
+    for mode, r in counting.items():
+        if "na" in r:
+            continue
+        for row, c in sorted(r["rows"].items()):
+            if mode == "off":
+                for k in ("reg_writes", "reg_writes_entry", "reg_writes_sched",
+                          "pgtables_switches"):
+                    if c.get(k):
+                        problems.append("off: row %s: %s = %.2f/op, expected 0 "
+                                        "(nothing switches when off)" % (row, k, c[k]))
+            elif mode == "nobatch":
+                for k in ("pgtables_switches_skipped", "lazy_mmu_sections"):
+                    if c.get(k):
+                        problems.append("nobatch: row %s: %s = %.2f/op, expected 0 "
+                                        "(batching is off)" % (row, k, c[k]))
+        if mode == "on":
+            for row in ("fork_h0", "fork_h1", "munmap_h0", "munmap_h1"):
+                c = r["rows"].get(row)
+                if c is not None and not c.get("pgtables_switches_skipped"):
+                    problems.append("on: row %s: no guard skipped by batching "
+                                    "(pgtables_switches_skipped = 0)" % row)
+    return problems
 
 
 # Reports
@@ -245,7 +339,23 @@ def fmt_ns(v):
     return "%.0f ns" % v
 
 
+def fmt_pct(c):
+    mark = {"R": "(R) ", "I": "(I) "}.get(c.get("mark", ""), "")
+    out = "%s%+.2f%%" % (mark, c["overhead_pct"])
+    if "lo_pct" in c:
+        out += " [%+.2f, %+.2f]" % (c["lo_pct"], c["hi_pct"])
+    if c.get("vs") == "nokpkeys":
+        out += " *"
+    return out
+
+
 def cell(res, row, mode):
+    if mode == "nokpkeys":
+        nk = res.get("nokpkeys", {})
+        if "na" in nk or not nk:
+            return "n/a: " + nk.get("na", "not run")
+        c = res.get("off_vs_nokpkeys", {}).get(row)
+        return fmt_pct(c) if c else "missing"
     r = res["modes"].get(mode, {})
     if "na" in r:
         return "n/a: " + r["na"]
@@ -256,25 +366,34 @@ def cell(res, row, mode):
         return "missing"
     if "overhead_pct" not in c:
         return fmt_ns(c["median"])
-    mark = {"R": "(R) ", "I": "(I) "}.get(c["mark"], "")
-    return "%s%+.2f%%" % (mark, c["overhead_pct"])
+    return fmt_pct(c)
 
 
 def arch_table(arch, res):
+    kernel = res.get("timing_kernel", "test")
     out = ["### %s" % arch, "",
            "Overhead relative to the baseline (kpkeys_hardened_pgtables=off) "
-           "of the same build, median of %d in-guest repetitions; positive = "
-           "slower. (R)/(I): regression/improvement significant at 95%% "
-           "(Mann-Whitney U). Time = guest instructions (QEMU -icount "
-           "shift=0)." % res["reps"], "",
-           "| Benchmark | Result class | Baseline (median) | Without batching | With batching |",
-           "|---|---|---|---|---|"]
+           "of the same build (the %s kernel), median of %d samples (%d boots "
+           "x %d in-guest repetitions) per cell; positive = slower; in "
+           "brackets the fastest and slowest sample against the baseline "
+           "median. (R)/(I): regression/improvement, Mann-Whitney U p < 0.05 "
+           "and |difference| >= %.1f%%. \"off vs no kpkeys\": the off mode "
+           "against the same tree built without kpkeys, the cost of the "
+           "feature when off. *: against the kernel without kpkeys (entry "
+           "code, which no boot parameter turns off). Time = guest "
+           "instructions (QEMU -icount shift=0)." % (
+               kernel, res["reps"] * res.get("boots", 1), res.get("boots", 1),
+               res["reps"], FLOOR_PCT), "",
+           "| Benchmark | Result class | Baseline (median) | off vs no kpkeys "
+           "| Without batching | With batching |",
+           "|---|---|---|---|---|---|"]
     last = None
     for row, bench, cls in ROWS:
         base = res["modes"].get("off", {}).get("rows", {}).get(row)
-        out.append("| %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
             bench if bench != last else "", cls,
             fmt_ns(base["median"]) + "/op" if base else cell(res, row, "off"),
+            cell(res, row, "nokpkeys"),
             cell(res, row, "nobatch"), cell(res, row, "on")))
         last = bench
     return "\n".join(out) + "\n"
@@ -285,22 +404,23 @@ def counters_table(results):
         c + "/op" for c in COUNTERS) + " |",
         "|---|---|---|" + "---|" * len(COUNTERS)]
     for arch, res in results.items():
-        for mode in MODES[1:]:      # the baseline counts nothing
-            r = res["modes"].get(mode, {})
+        for mode in MODES:
+            r = res.get("counting", {}).get(mode, {})
             for row in ROW_IDS:
                 c = r.get("rows", {}).get(row)
-                if not c or not c.get("counters_per_op"):
+                if not c:
                     continue
                 out.append("| %s | %s | %s | %s |" % (
                     arch, mode, row, " | ".join(
-                        "%.2f" % c["counters_per_op"].get(k, float("nan"))
-                        for k in COUNTERS)))
+                        "%.2f" % c.get(k, float("nan")) for k in COUNTERS)))
     return "\n".join(out) + "\n"
 
 
 def cross_table(results):
-    cols = [(a, m) for a in results for m in ("nobatch", "on")]
-    out = ["| Benchmark | " + " | ".join("%s %s" % (a, m) for a, m in cols) + " |",
+    cols = [(a, m) for a in results for m in ("nokpkeys", "nobatch", "on")]
+    names = {"nokpkeys": "off vs no kpkeys"}
+    out = ["| Benchmark | " + " | ".join("%s %s" % (a, names.get(m, m))
+                                         for a, m in cols) + " |",
            "|---|" + "---|" * len(cols)]
     for row, bench, cls in ROWS:
         out.append("| %s | %s |" % (cls, " | ".join(
@@ -352,25 +472,81 @@ plot for [i=2:%d] '%s' using i:xtic(1) title columnhead(i)
     return svg
 
 
+def compare(c, base):
+    """Overhead of summary @c against summary @base, in place."""
+    c["overhead_pct"] = (c["median"] / base["median"] - 1) * 100
+    c["lo_pct"] = (c["min"] / base["median"] - 1) * 100
+    c["hi_pct"] = (c["max"] / base["median"] - 1) * 100
+    c["p"] = mann_whitney_p(c["per_op"], base["per_op"])
+    c["mark"] = ("R" if c["median"] > base["median"] else "I") \
+        if c["p"] < 0.05 and abs(c["overhead_pct"]) >= FLOOR_PCT else ""
+
+
 def analyse(res):
     base = res["modes"].get("off", {}).get("rows", {})
+    nok = res.get("nokpkeys", {}).get("rows", {})
     for mode in MODES:
         r = res["modes"].get(mode)
         if not r or "na" in r:
             continue
         for row, c in r["rows"].items():
-            samples = r["samples"][row]
-            ops = sum(s["ops"] for s in samples)
-            if samples and all(s.get("counters") for s in samples):
-                c["counters_per_op"] = {
-                    k: sum(s["counters"].get(k, 0) for s in samples) / ops
-                    for k in COUNTERS}
-            if mode == "off" or row not in base:
+            if mode == "off":
+                if row in nok:
+                    d = {k: v for k, v in c.items()}
+                    compare(d, nok[row])
+                    res.setdefault("off_vs_nokpkeys", {})[row] = d
                 continue
-            c["overhead_pct"] = (c["median"] / base[row]["median"] - 1) * 100
-            c["p"] = mann_whitney_p(c["per_op"], base[row]["per_op"])
-            c["mark"] = ("R" if c["median"] > base[row]["median"] else "I") \
-                if c["p"] < 0.05 else ""
+            if row in NOKPKEYS_BASE_ROWS and row in nok:
+                compare(c, nok[row])
+                c["vs"] = "nokpkeys"
+            elif row in base:
+                compare(c, base[row])
+                c["vs"] = "off"
+
+
+def counters_per_op(samples):
+    """kpkeys counters per operation of one row of a counting boot."""
+    rows = {}
+    for row, ss in samples.items():
+        ops = sum(s["ops"] for s in ss)
+        if ops and all(s.get("counters") for s in ss):
+            rows[row] = {k: sum(s["counters"].get(k, 0) for s in ss) / ops
+                         for k in COUNTERS}
+    return rows
+
+
+def run_boots(rq, arch, out, mode, nboots, reps, args, timeout, outdir, wanted,
+              problems, kernel):
+    """BOOTS boots of one kernel in one mode; samples pooled, tagged by boot."""
+    pooled, skipped, boots, software = {}, {}, [], None
+    for n in range(nboots):
+        tag = " %s" % kernel + (" boot%d" % (n + 1) if nboots > 1 else "")
+        b = boot(rq, arch, out, mode, reps, args.quick, timeout, outdir, None,
+                 wanted, tag)
+        where = "%s %s (%s kernel, boot %d)" % (arch, mode, kernel, n + 1)
+        for p in b["problems"]:
+            problems.append("%s: %s" % (where, p))
+        for row, what in b["errors"].items():
+            problems.append("%s: row %s: %s" % (where, row, what))
+        if kernel != "nokpkeys" and not b["software_only"]:
+            p = mode_problem(mode, b["mode_line"])
+            if p:
+                problems.append("%s: %s" % (where, p))
+        software = software or b["software_only"]
+        for row, ss in b["samples"].items():
+            for x in ss:
+                x["boot"] = n + 1
+            pooled.setdefault(row, []).extend(ss)
+        skipped.update(b["skipped"])
+        boots.append({"wall_s": b["wall_s"], "log": b["log"], "cmdline": b["cmdline"],
+                      "mode_line": b["mode_line"], "start": b["start"]})
+        note("[%s] %d rows in %.0f s" % (where, len(b["samples"]), b["wall_s"]))
+    for row in wanted:
+        if row not in pooled and row not in skipped and \
+                not any("row %s:" % row in p for p in problems):
+            problems.append("%s %s (%s kernel): row %s produced no result"
+                            % (arch, mode, kernel, row))
+    return pooled, skipped, boots, software
 
 
 def main():
@@ -380,14 +556,18 @@ def main():
     ap.add_argument("--arch", action="append", choices=ARCHES,
                     help="architecture (repeatable; default: all three)")
     ap.add_argument("--quick", action="store_true",
-                    help="reduced sizes and loops, 2 repetitions (CI)")
-    ap.add_argument("--reps", type=int, help="in-guest repetitions (default 5, quick 2)")
+                    help="reduced sizes and loops, %d repetitions (CI)" % MIN_REPS)
+    ap.add_argument("--reps", type=int,
+                    help="in-guest repetitions per boot (default 5, quick %d; at least %d)"
+                    % (MIN_REPS, MIN_REPS))
+    ap.add_argument("--boots", type=int, default=MIN_BOOTS,
+                    help="boots per kernel and mode (default and minimum %d)" % MIN_BOOTS)
     ap.add_argument("--out", help="report directory (default build/bench, "
                     "build/bench/quick with --quick)")
     ap.add_argument("--timeout", type=int, help="seconds per boot")
     ap.add_argument("--results-json",
                     help="also write a summary.py result file (one case per row and mode)")
-    ap.add_argument("--no-build", action="store_true", help="use the existing build")
+    ap.add_argument("--no-build", action="store_true", help="use the existing builds")
     ap.add_argument("--rows", help="comma-separated row ids (default: all): %s"
                     % ", ".join(ROW_IDS))
     ap.add_argument("--modes", help="comma-separated modes (default: off,nobatch,on)")
@@ -407,9 +587,13 @@ def main():
     if bad or "off" not in modes:
         die("--modes: %s: the modes are %s, and off (the baseline) must be one"
             % (args.modes, ", ".join(MODES)))
-    reps = args.reps or (2 if args.quick else 5)
-    if not 1 <= reps <= 50:
-        die("--reps %d: must be between 1 and 50" % reps)
+    reps = args.reps if args.reps is not None else (MIN_REPS if args.quick else 5)
+    if not MIN_REPS <= reps <= 50:
+        die("--reps %d: must be between %d and 50 (with fewer, the exact "
+            "Mann-Whitney test cannot reach p < 0.05)" % (reps, MIN_REPS))
+    if not MIN_BOOTS <= args.boots <= 10:
+        die("--boots %d: must be between %d and 10 (one boot shows no "
+            "boot-to-boot variation)" % (args.boots, MIN_BOOTS))
     outdir = args.out or os.path.join(REPO, "build", "bench", *(["quick"] if args.quick else []))
     os.makedirs(outdir, exist_ok=True)
     timeout = args.timeout or (900 if args.quick else 3600)
@@ -433,10 +617,24 @@ def main():
                     arch, path, "quick" if results[arch].get("quick") else "full"))
             note("[%s] results of an earlier run: %s" % (arch, path))
             continue
-        out = shell_lib("build_dir %s" % arch) if args.no_build else build(arch, args.tree)
-        backend = kconfig(out, "ARCH_HAS_KPKEYS_HARDENED_PGTABLES")
-        res = {"arch": arch, "reps": reps, "quick": args.quick, "modes": {},
-               "build": out, "backend": backend}
+
+        def kernel(variant):
+            if args.no_build:
+                out = variant_dir(arch, variant)
+                if not os.path.exists(os.path.join(out, "initrd.gz")):
+                    die("--no-build: %s has no %s kernel (%s)" % (arch, variant, out))
+                return out
+            return build(arch, args.tree, variant)
+
+        test_out = kernel("test")
+        backend = kconfig(test_out, "ARCH_HAS_KPKEYS_HARDENED_PGTABLES")
+        timing = "prod" if backend else "test"
+        prod_out = kernel("prod") if backend else test_out
+        qemu = rq.qemu_command(arch, "x", "x", "", None, 1, True)[0]
+        res = {"arch": arch, "reps": reps, "boots": args.boots, "quick": args.quick,
+               "modes": {}, "build": prod_out, "backend": backend,
+               "timing_kernel": timing,
+               "provenance": {timing: provenance(args.tree, prod_out, qemu)}}
         for mode in MODES:
             if mode not in modes:
                 res["modes"][mode] = {"na": "not run (--modes)"}
@@ -444,31 +642,50 @@ def main():
             if mode != "off" and not backend:
                 res["modes"][mode] = {"na": "no backend"}
                 continue
-            b = boot(rq, arch, out, mode, reps, args.quick, timeout, outdir, None, wanted)
-            for p in b["problems"]:
-                problems.append("%s %s: %s" % (arch, mode, p))
-            for row, what in b["errors"].items():
-                problems.append("%s %s: row %s: %s" % (arch, mode, row, what))
-            if mode != "off" and b["software_only"]:
-                res["modes"][mode] = {"na": "no hardware (%s)" % b["software_only"],
-                                      "log": b["log"]}
+            pooled, skipped, boots, software = run_boots(
+                rq, arch, prod_out, mode, args.boots, reps, args, timeout,
+                outdir, wanted, problems, timing)
+            if mode != "off" and software:
+                res["modes"][mode] = {"na": "no hardware (%s)" % software,
+                                      "boots": boots}
                 continue
-            for row, s in b["samples"].items():
+            for row, ss in pooled.items():
                 if row.endswith("_h1") and not row.startswith("vmalloc") and \
-                        not any(x.get("thp_kb", 0) > 0 for x in s):
+                        not any(x.get("thp_kb", 0) > 0 for x in ss):
                     problems.append("%s %s: row %s: no THP was allocated "
                                     "(AnonHugePages 0), so h:1 measured small "
                                     "folios" % (arch, mode, row))
-            rows = {row: summarise(s) for row, s in b["samples"].items()}
-            for row in wanted:
-                if row not in rows and row not in b["errors"] and \
-                        row not in b["skipped"]:
-                    problems.append("%s %s: row %s produced no result" % (arch, mode, row))
-            res["modes"][mode] = {"rows": rows, "samples": b["samples"],
-                                  "skipped": b["skipped"],
-                                  "wall_s": b["wall_s"], "log": b["log"],
-                                  "mode_line": b["mode_line"], "start": b["start"]}
-            note("[%s %s] %d rows in %.0f s" % (arch, mode, len(rows), b["wall_s"]))
+            res["modes"][mode] = {"rows": {r: summarise(ss) for r, ss in pooled.items()},
+                                  "samples": pooled, "skipped": skipped,
+                                  "boots": boots}
+        if backend:
+            nok_out = kernel("nokpkeys")
+            res["provenance"]["nokpkeys"] = provenance(args.tree, nok_out, qemu)
+            pooled, skipped, boots, _ = run_boots(
+                rq, arch, nok_out, "off", args.boots, reps, args, timeout,
+                outdir, wanted, problems, "nokpkeys")
+            res["nokpkeys"] = {"rows": {r: summarise(ss) for r, ss in pooled.items()},
+                               "samples": pooled, "skipped": skipped, "boots": boots}
+            # Counting: the test kernel (CONFIG_KPKEYS_STATS), one boot per mode.
+            res["provenance"]["test"] = provenance(args.tree, test_out, qemu)
+            res["counting"] = {}
+            for mode in modes:
+                pooled, _, boots, software = run_boots(
+                    rq, arch, test_out, mode, 1, 1, args, timeout, outdir,
+                    wanted, problems, "test")
+                if mode != "off" and software:
+                    res["counting"][mode] = {"na": "no hardware (%s)" % software}
+                    continue
+                res["counting"][mode] = {"rows": counters_per_op(pooled), "boots": boots}
+                missing = [r for r in pooled if r not in res["counting"][mode]["rows"]]
+                if missing:
+                    problems.append("%s %s (test kernel): no counters for %s "
+                                    "(no /sys/kernel/debug/kpkeys/stats?)"
+                                    % (arch, mode, ", ".join(missing)))
+            for p in counter_problems(res["counting"]):
+                problems.append("%s %s" % (arch, p))
+        else:
+            res["nokpkeys"] = {"na": "no backend"}
         analyse(res)
         results[arch] = res
         with open(os.path.join(outdir, "%s.json" % arch), "w") as f:
@@ -478,44 +695,58 @@ def main():
 
     with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["arch", "mode", "row", "benchmark", "result_class", "n",
+        w.writerow(["arch", "kernel", "mode", "row", "benchmark", "result_class", "n",
                     "median_ns_per_op", "min_ns_per_op", "max_ns_per_op",
-                    "overhead_pct", "p_value", "mark", "median_wall_s"]
+                    "boot_medians_ns_per_op", "overhead_pct", "against",
+                    "p_value", "mark", "median_wall_s"]
                    + [c + "_per_op" for c in COUNTERS])
         for arch, res in results.items():
-            for mode in MODES:
-                r = res["modes"][mode]
+            runs = [(res.get("timing_kernel", "test"), m, res["modes"][m]) for m in MODES]
+            if "rows" in res.get("nokpkeys", {}):
+                runs.append(("nokpkeys", "off", res["nokpkeys"]))
+            for kern, mode, r in runs:
+                cnt = res.get("counting", {}).get(mode, {}).get("rows", {}) \
+                    if kern != "nokpkeys" else {}
                 for row, bench, cls in ROWS:
-                    if "na" in r:
-                        w.writerow([arch, mode, row, bench, cls, 0, "", "", "",
-                                    "n/a: " + r["na"], "", "", ""] + [""] * len(COUNTERS))
-                        continue
-                    if row in r.get("skipped", {}):
-                        w.writerow([arch, mode, row, bench, cls, 0, "", "", "",
-                                    "n/a: " + r["skipped"][row], "", "", ""] + [""] * len(COUNTERS))
+                    if "na" in r or row in r.get("skipped", {}):
+                        why = r["na"] if "na" in r else r["skipped"][row]
+                        w.writerow([arch, kern, mode, row, bench, cls, 0, "", "", "", "",
+                                    "n/a: " + why, "", "", "", ""] + [""] * len(COUNTERS))
                         continue
                     c = r["rows"].get(row)
                     if not c:
                         continue
                     walls = [s["wall_s"] for s in r["samples"][row] if "wall_s" in s]
-                    cpo = c.get("counters_per_op", {})
-                    w.writerow([arch, mode, row, bench, cls, c["n"],
+                    cpo = cnt.get(row, {})
+                    w.writerow([arch, kern, mode, row, bench, cls, c["n"],
                                 "%.1f" % c["median"], "%.1f" % c["min"], "%.1f" % c["max"],
+                                " ".join("%.1f" % x for x in c.get("boot_medians", [])),
                                 "%.3f" % c["overhead_pct"] if "overhead_pct" in c else "",
+                                c.get("vs", ""),
                                 "%.4f" % c["p"] if "p" in c else "", c.get("mark", ""),
                                 "%.4f" % statistics.median(walls) if walls else ""]
                                + ["%.3f" % cpo[k] if k in cpo else "" for k in COUNTERS])
     svg = chart(results, outdir)
     report = ["# kpkeys benchmark report", "",
-              "%s run, %d in-guest repetitions per row after a warm-up, one "
-              "boot per mode; QEMU TCG -icount shift=0,sleep=off -smp 1 (time "
-              "= guest instructions). Total %.0f s." % (
-                  "Quick (reduced sizes)" if args.quick else "Full", reps,
-                  time.monotonic() - t0), ""]
+              "%s run: %d boots per kernel and mode, %d in-guest repetitions "
+              "per row after a warm-up in each; timings from the production "
+              "kernel (no CONFIG_KPKEYS_CHECK, no CONFIG_KPKEYS_STATS) where "
+              "the architecture has a backend, counters from one boot per "
+              "mode of the test kernel; QEMU TCG -icount shift=0,sleep=off "
+              "-smp 1 (time = guest instructions). Total %.0f s." % (
+                  "Quick (reduced sizes)" if args.quick else "Full", args.boots,
+                  reps, time.monotonic() - t0), ""]
     for arch, res in results.items():
         report.append(arch_table(arch, res))
     report += ["## Cross-architecture overhead", "", cross_table(results),
-               "## kpkeys counters per operation", "", counters_table(results)]
+               "## kpkeys counters per operation (test kernel)", "",
+               counters_table(results)]
+    prov = ["| Arch | Kernel | Series | Config | Machine | Date |", "|---|---|---|---|---|---|"]
+    for arch, res in results.items():
+        for kern, p in res.get("provenance", {}).items():
+            prov.append("| %s | %s | %s | %s | %s | %s |" % (
+                arch, kern, p["series_commit"], p["config_sha256"], p["machine"], p["date"]))
+    report += ["## Provenance", "", "\n".join(prov), ""]
     if svg:
         report += ["![overhead](overhead.svg)", ""]
     if problems:
@@ -526,7 +757,6 @@ def main():
     print("bench: report in %s" % outdir)
 
     if args.results_json:
-        suites = {}
         for arch, res in results.items():
             cases = []
             for mode in MODES:
@@ -538,12 +768,16 @@ def main():
                     else:
                         ok = row in r["rows"]
                         cases.append({"name": name, "status": "PASS" if ok else "FAIL"})
-            suites["bench%s" % ("_quick" if args.quick else "")] = cases
+            mine = [p for p in problems if p.startswith(arch + " ")]
+            if res.get("backend"):
+                bad = [p for p in mine if "expected 0" in p or "skipped by batching" in p
+                       or "but the kernel says" in p]
+                cases.append({"name": "counters_and_modes_as_expected",
+                              "status": "FAIL" if bad else "PASS"})
+            suite = "bench%s" % ("_quick" if args.quick else "")
             with open(args.results_json.replace("{arch}", arch), "w") as f:
-                json.dump({"label": "bench-" + arch, "suites": suites,
-                           "problems": [p for p in problems if p.startswith(arch + " ")]},
-                          f, indent=1)
-            suites = {}
+                json.dump({"label": "bench-" + arch, "suites": {suite: cases},
+                           "problems": mine}, f, indent=1)
     sys.exit(1 if problems else 0)
 
 

@@ -58,6 +58,14 @@ fi
 # shellcheck disable=SC2206
 kmake+=(${KMAKEFLAGS:-})
 
+# The options the fragments ask for, the last fragment's word on each.
+effective_options() {
+	awk '/^CONFIG_[A-Za-z0-9_]+=/ { k = $0; sub(/=.*/, "", k) }
+	     /^# CONFIG_[A-Za-z0-9_]+ is not set$/ { k = $2 }
+	     k != "" { if (!(k in v)) ord[n++] = k; v[k] = $0; k = "" }
+	     END { for (i = 0; i < n; i++) print v[ord[i]] }' "$@"
+}
+
 mkdir -p "$out"
 stamp=$out/.kpkeys-config-inputs
 inputs=$(cat "${frags[@]}" "$src/Makefile" | sha256sum | cut -d' ' -f1)
@@ -85,7 +93,7 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; th
 		echo "  requested: $line" >&2
 		echo "  got:       $got" >&2
 		bad=1
-	done < <(cat "${frags[@]}")
+	done < <(effective_options "${frags[@]}")
 	[ "$bad" = 0 ] || { rm -f "$out/.config"; die "$arch: requested options did not land in .config (missing dependency?)"; }
 	echo "$inputs" > "$stamp"
 fi

@@ -51,7 +51,18 @@ class Report(unittest.TestCase):
         c = res["modes"]["on"]["rows"]["fork_h0"]
         self.assertEqual(c["mark"], "R")
         self.assertAlmostEqual(c["overhead_pct"], 10.0)
-        self.assertEqual(bench.cell(res, "fork_h0", "on"), "(R) +10.00%")
+        # The spread: fastest and slowest sample against the baseline median.
+        self.assertEqual(bench.cell(res, "fork_h0", "on"), "(R) +10.00% [+9.00, +12.00]")
+
+    def test_tiny_significant_difference_is_not_marked(self):
+        # Nearly deterministic samples (icount): p < 0.05, but +0.01%.
+        base = [100000, 100000, 100001, 100000, 100000]
+        other = [100010, 100011, 100010, 100010, 100011]
+        res = result(base, other)
+        c = res["modes"]["on"]["rows"]["fork_h0"]
+        self.assertLess(c["p"], 0.05)
+        self.assertLess(abs(c["overhead_pct"]), bench.FLOOR_PCT)
+        self.assertEqual(c["mark"], "")
 
     def test_improvement_is_marked(self):
         res = result([110, 111, 109, 112, 110], [100, 101, 99, 100, 102])
@@ -81,6 +92,88 @@ class Report(unittest.TestCase):
         for _, _, cls in bench.ROWS:
             self.assertIn(cls, table)
         self.assertIn("missing", table)     # rows without samples say so
+
+
+class NoKpkeysBaseline(unittest.TestCase):
+    def test_syscall_rows_against_the_kernel_without_kpkeys(self):
+        res = result([100] * 5, [100] * 5)
+        for mode in ("off", "on"):
+            s = {"null_syscall": samples([105, 105, 105, 106, 105])}
+            res["modes"][mode]["rows"].update({r: bench.summarise(v) for r, v in s.items()})
+            res["modes"][mode]["samples"].update(s)
+        s = {"null_syscall": samples([100] * 5), "fork_h0": samples([95] * 5)}
+        res["nokpkeys"] = {"rows": {r: bench.summarise(v) for r, v in s.items()}, "samples": s}
+        bench.analyse(res)
+        c = res["modes"]["on"]["rows"]["null_syscall"]
+        self.assertEqual(c["vs"], "nokpkeys")
+        self.assertAlmostEqual(c["overhead_pct"], 5.0)
+        self.assertTrue(bench.cell(res, "null_syscall", "on").endswith(" *"))
+        # Other rows stay against off; the off column is against no kpkeys.
+        self.assertEqual(res["modes"]["on"]["rows"]["fork_h0"]["vs"], "off")
+        self.assertAlmostEqual(res["off_vs_nokpkeys"]["fork_h0"]["overhead_pct"],
+                               100 / 95 * 100 - 100)
+
+
+class Counters(unittest.TestCase):
+    def counting(self, mode, row, **c):
+        base = {k: 0.0 for k in bench.COUNTERS}
+        base.update(c)
+        return {mode: {"rows": {row: base}}}
+
+    def test_clean_counters_pass(self):
+        c = {}
+        c.update(self.counting("off", "fork_h0"))
+        c.update(self.counting("nobatch", "fork_h0", pgtables_switches=10, reg_writes=20))
+        c.update(self.counting("on", "fork_h0", pgtables_switches=2,
+                               pgtables_switches_skipped=8, lazy_mmu_sections=2))
+        self.assertEqual(bench.counter_problems(c), [])
+
+    def test_switch_when_off_fails(self):
+        p = bench.counter_problems(self.counting("off", "fork_h0", reg_writes_entry=0.5))
+        self.assertEqual(len(p), 1)
+        self.assertIn("reg_writes_entry", p[0])
+
+    def test_skip_without_batching_fails(self):
+        p = bench.counter_problems(self.counting("nobatch", "munmap_h0",
+                                                 pgtables_switches_skipped=3))
+        self.assertEqual(len(p), 1)
+
+    def test_no_skip_with_batching_fails(self):
+        p = bench.counter_problems(self.counting("on", "fork_h1", pgtables_switches=5))
+        self.assertEqual(len(p), 1)
+        self.assertIn("fork_h1", p[0])
+
+    def test_mode_reported_must_be_mode_requested(self):
+        self.assertIsNone(bench.mode_problem(
+            "on", "kpkeys: hardened page tables: on (page-table writes batched in "
+            "lazy MMU sections), page-table pkey 1"))
+        self.assertIsNone(bench.mode_problem(
+            "off", "kpkeys: hardened page tables: off (disabled on the command line: "
+            "kpkeys_hardened_pgtables=off)"))
+        self.assertIsNotNone(bench.mode_problem(
+            "nobatch", "kpkeys: hardened page tables: on (page-table writes "
+            "batched in lazy MMU sections), page-table pkey 1"))
+        self.assertIsNotNone(bench.mode_problem("on", ""))
+
+
+class Arguments(unittest.TestCase):
+    def run_bench(self, *args):
+        import subprocess
+        import sys
+        return subprocess.run([sys.executable, os.path.join(HERE, "bench.py"),
+                               "--arch", "x86_64", "--no-build", *args],
+                              capture_output=True, text=True)
+
+    def test_too_few_reps_refused(self):
+        for reps in ("0", "3"):
+            r = self.run_bench("--reps", reps)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("--reps %s: must be between" % reps, r.stderr)
+
+    def test_one_boot_refused(self):
+        r = self.run_bench("--boots", "1")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--boots 1: must be between", r.stderr)
 
 
 if __name__ == "__main__":
