@@ -130,11 +130,17 @@ no_boot() {
 # path) booted under OVMF.  Its guest reads an EFI variable through
 # efivarfs: a GetVariable() runtime-service call on the keyed EFI page
 # tables.  The KUnit case pool_refill_failure_leaves_nothing_keyed
-# injects a refill failure halfway through keying a block.  Lockdep and sleep-in-atomic splats fail the boot: the "BUG:"
+# injects a refill failure halfway through keying a block, and the
+# command line ($debug_faults) injects page allocation and pool keying
+# failures from boot on.  Lockdep and sleep-in-atomic splats fail the boot: the "BUG:"
 # ones (sleeping function called from invalid context, Invalid wait
 # context) already do in run-qemu.py; lockdep's "WARNING: <what>" lines
 # name no file, so they are forbidden here, by their text.
 ovmf=/usr/share/ovmf/OVMF.fd
+# Fault injection from the command line: the first 3 allocations that
+# fail_page_alloc may fail (non-reclaiming, order >= 1), and one in five
+# keyings of a pool refill (the pool retries; no page may stay keyed).
+debug_faults="fail_page_alloc=1,100,0,3 fail_kpkeys_pool=1,20,0,-1"
 # Lockdep makes the boot several times slower under TCG.
 debug_timeout=$((2 * ${QEMU_TIMEOUT:-300}))
 if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
@@ -149,8 +155,9 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		   "$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$src" "$dbg" &&
 		   git -C "$src" diff --name-only kpkeys-base HEAD > "$dbg/project-files"; then
 			kout=$dbg timeout=$debug_timeout
-			boot "$label+debug-uefi" "" \
+			boot "$label+debug-uefi" "$debug_faults" \
 				--bios "$ovmf" \
+				--expect-line "FAULT_INJECTION: forcing a failure" \
 				--expect-line "efi: EFI v" \
 				--expect-line "Lock dependency validator" \
 				--expect-line "kpkeys: hardened page tables: " "${hw[@]}" \
