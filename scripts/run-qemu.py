@@ -202,6 +202,11 @@ def find_problems(lines, own_files):
     return problems, notes
 
 
+# printk's marker before a record it writes again (a console handover
+# interrupted it); the line before the marker is the cut first copy.
+PRINTK_REPLAY = "** replaying previous printk message **"
+
+
 def reassemble(lines):
     """Undo kernel messages that split a guest line on the shared console.
 
@@ -216,13 +221,20 @@ def reassemble(lines):
     each kernel record as a line of its own, in console order, then the
     guest line it split, whole, and how many guest lines were put back
     together.  Text before the first kernel record of the log (firmware
-    output) is left as it is.
+    output) is left as it is.  A record cut short by a console handover and
+    written again after printk's replay marker is kept once, whole.
     """
     out = []
     pending = None
     kernel_up = False
     joined = 0
     for line in lines:
+        if line.strip() == PRINTK_REPLAY:
+            # A console was registered while this record was being
+            # written: printk writes it again, whole, on the next line.
+            if out and pending is None:
+                out.pop()
+            continue
         m = PRINTK_TIME.search(line)
         if m and m.start() == 0:
             kernel_up = True
