@@ -257,13 +257,30 @@ def reassemble(lines):
     return out, joined
 
 
+# What KUnit prints inside a KTAP document, once the printk time prefix is
+# off: KTAP lines at any nesting level (4 spaces each), and a test's own
+# log lines, indented by whole levels.  Anything else is a kernel message
+# that landed in the middle ("Freeing initrd memory: 20K" between a nested
+# "KTAP version 1" and its "# Subtest:", a stack trace, the " #1" of a CPU
+# coming up), which kunit.py cannot tell apart from broken KTAP.
+KTAP_LINE = re.compile(r"^(    )*(KTAP version \d+|TAP version \d+|\d+\.\.\d+|ok |not ok |#)"
+                       r"|^(    )+\S")
+
+
 def ktap_documents(lines):
-    """Split the console into top-level KTAP documents."""
+    """Split the console into top-level KTAP documents, without the kernel
+    messages that interleaved with them (find_problems() judges those)."""
     docs = []
     for line in lines:
         if KTAP_START.match(line):
             docs.append([])
-        if docs:
+        if not docs:
+            continue
+        m = PRINTK_TIME.match(line)
+        body = line[m.end():] if m else line
+        if m and body.startswith(" "):
+            body = body[1:]         # printk puts one space after the stamp
+        if KTAP_LINE.match(body):
             docs[-1].append(line)
     return docs
 

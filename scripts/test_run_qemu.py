@@ -133,6 +133,22 @@ class JudgeTest(unittest.TestCase):
         out, _ = run_qemu.reassemble(lines)
         self.assertEqual(out, [lines[0], lines[3], lines[4]])
 
+    def test_kernel_message_inside_kunit_ktap_is_left_out(self):
+        # powerpc CI, session 5: "Freeing initrd memory" between a nested
+        # "KTAP version 1" and its "# Subtest:" made kunit.py lose the rest.
+        doc = ["[    0.231015] KTAP version 1",
+               "[    0.231488] 1..1",
+               "[    0.232316]     KTAP version 1",
+               "[    0.232665] Freeing initrd memory: 20K",
+               "[    0.232953]     # Subtest: kpkeys",
+               "[    0.233515]     1..1",
+               "[    0.233600] CPU: 1 UID: 0 PID: 81 Comm: kunit_try_catch",
+               "[    0.233700]  #1",
+               "[    0.247550]     ok 1 set_level_then_restore_round_trips",
+               "[    0.248000] ok 1 kpkeys"]
+        kept = run_qemu.ktap_documents(doc)[0]
+        self.assertEqual(kept, [l for i, l in enumerate(doc) if i not in (3, 6, 7)])
+
     def test_expected_warning_is_let_through_once(self):
         mod = run_qemu
         warn = ("[    1.0] WARNING: mm/tests/kpkeys_kunit.c:42 at "
