@@ -8,7 +8,8 @@
  * "kpkeys-init: done" and reboots; QEMU runs with -no-reboot and exits.
  *
  * Options are read from /proc/cmdline:
- *   kpkeys_init.bench=1                     run /bench (guest/bench.c)
+ *   kpkeys_init.bench=1                     run /kpkeys_bench (the series'
+ *                                           tools/testing/selftests/kpkeys)
  *                                           instead of the tests
  *   kpkeys_init.provoke=<LKDTM crash type>  trigger an LKDTM crash first
  *                                           (self-test of the host runner)
@@ -477,6 +478,45 @@ static void run_suite(const char *suite, const struct guest_test *tests, int n)
 	ktap("%s 1 %s\n", failed ? "not ok" : "ok", suite);
 }
 
+/*
+ * kpkeys_init.bench=1: run the benchmark (tools/testing/selftests/kpkeys)
+ * with its options from the command line (kpkeys_bench.reps=, .quick=1,
+ * .rows=), its JSON Lines printed on the console, and nothing else.
+ */
+static void run_bench(void)
+{
+	static char reps[16], rows[2048], quick[8];
+	char *argv[12] = { "/kpkeys_bench", "-j", "-", "-m", "/lib/test_vmalloc.ko" };
+	char *envp[] = { NULL };
+	int argc = 5, status;
+	pid_t pid;
+
+	if (!cmdline_get("kpkeys_bench.reps", reps, sizeof(reps))) {
+		argv[argc++] = "-r";
+		argv[argc++] = reps;
+	}
+	if (!cmdline_get("kpkeys_bench.quick", quick, sizeof(quick)) &&
+	    !strcmp(quick, "1"))
+		argv[argc++] = "-q";
+	if (!cmdline_get("kpkeys_bench.rows", rows, sizeof(rows))) {
+		argv[argc++] = "-R";
+		argv[argc++] = rows;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execve(argv[0], argv, envp);
+		printf("kpkeys-init: cannot run %s (errno %d)\n", argv[0], errno);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		printf("kpkeys-init: cannot run %s (errno %d)\n", argv[0], errno);
+	else
+		printf("kpkeys-init: %s exited with status %d\n", argv[0],
+		       WEXITSTATUS(status));
+	fflush(stdout);
+}
+
 int main(void)
 {
 	char provoke[64];
@@ -492,10 +532,8 @@ int main(void)
 
 	if (!cmdline_get("kpkeys_init.bench", provoke, sizeof(provoke)) &&
 	    !strcmp(provoke, "1")) {
-		char *argv[] = { "/bench", NULL }, *envp[] = { NULL };
-
-		execve("/bench", argv, envp);
-		printf("kpkeys-init: cannot run /bench (errno %d)\n", errno);
+		run_bench();
+		reboot(RB_AUTOBOOT);
 	}
 
 	if (!cmdline_get("kpkeys_init.provoke", provoke, sizeof(provoke))) {

@@ -18,7 +18,8 @@ tree are built:
 
 Each kernel is booted under QEMU with -icount shift=0,sleep=off -smp 1,
 BOOTS times per kpkeys_hardened_pgtables= mode (off, nobatch, on); in each
-boot the guest program (guest/bench.c) measures every row REPS times after
+boot the benchmark (the series' tools/testing/selftests/kpkeys/kpkeys_bench,
+built with nolibc) measures every row REPS times after
 a warm-up.  The metric is guest time, which under -icount counts executed
 instructions (1 ns each); host wall-clock time per measurement is recorded
 as a secondary number.  An architecture without a backend times the
@@ -61,6 +62,14 @@ ROWS = [
     ("fork_h1", "fork", "fork: h:1"),
     ("munmap_h0", "munmap", "munmap: h:0"),
     ("munmap_h1", "munmap", "munmap: h:1"),
+    ("fork_h0_16m", "fork", "fork: h:0 16 MiB"),
+    ("fork_h0_256m", "fork", "fork: h:0 256 MiB"),
+    ("fork_h1_16m", "fork", "fork: h:1 16 MiB"),
+    ("fork_h1_256m", "fork", "fork: h:1 256 MiB"),
+    ("munmap_h0_16m", "munmap", "munmap: h:0 16 MiB"),
+    ("munmap_h0_256m", "munmap", "munmap: h:0 256 MiB"),
+    ("munmap_h1_16m", "munmap", "munmap: h:1 16 MiB"),
+    ("munmap_h1_256m", "munmap", "munmap: h:1 256 MiB"),
     ("vmalloc_fix_p1_h0", "vmalloc", "fix_size_alloc_test p:1 h:0"),
     ("vmalloc_fix_p4_h0", "vmalloc", "fix_size_alloc_test p:4 h:0"),
     ("vmalloc_fix_p16_h0", "vmalloc", "fix_size_alloc_test p:16 h:0"),
@@ -69,10 +78,16 @@ ROWS = [
     ("vmalloc_fix_p16_h1", "vmalloc", "fix_size_alloc_test p:16 h:1"),
     ("vmalloc_fix_p64_h1", "vmalloc", "fix_size_alloc_test p:64 h:1"),
     ("vmalloc_fix_p256_h1", "vmalloc", "fix_size_alloc_test p:256 h:1"),
+    ("vmalloc_fix_p512_h0", "vmalloc", "fix_size_alloc_test p:512 h:0"),
+    ("vmalloc_fix_p512_h1", "vmalloc", "fix_size_alloc_test p:512 h:1"),
+    ("vmalloc_fix_p1024_h1", "vmalloc", "fix_size_alloc_test p:1024 h:1"),
     ("vmalloc_random_p1", "vmalloc", "random_size_alloc_test p:1"),
     ("vmalloc_vm_map_ram_p1", "vmalloc", "vm_map_ram_test p:1"),
     ("null_syscall", "syscall", "null syscall (getppid)"),
     ("lseek", "syscall", "lseek1 (private file)"),
+    ("pipe_ctxsw", "sched", "pipe ping-pong (2 switches/op)"),
+    ("spawn", "system", "spawn (fork + exec + exit)"),
+    ("page_fault1", "system", "page_fault1 (one fault/op)"),
     ("pgtable_churn", "churn", "mmap/touch/mprotect/munmap 256 KiB"),
 ]
 ROW_IDS = [r[0] for r in ROWS]
@@ -83,7 +98,17 @@ COUNTERS = ["reg_writes", "reg_writes_entry", "reg_writes_sched",
             "pool_refills"]
 # Rows whose cost a boot parameter cannot show (entry code): their mode
 # columns are against the kernel without kpkeys, not against "off".
-NOKPKEYS_BASE_ROWS = {"null_syscall", "lseek"}
+NOKPKEYS_BASE_ROWS = {"null_syscall", "lseek", "pipe_ctxsw"}
+# Left out of --quick (CI) unless asked for with --rows: the size sweep,
+# whose 64 MiB point the quick run has.
+FULL_ONLY_ROWS = {r for r in (
+    "fork_h0_16m fork_h0_256m fork_h1_16m fork_h1_256m "
+    "munmap_h0_16m munmap_h0_256m munmap_h1_16m munmap_h1_256m").split()}
+# The smallest vmalloc(..., use_huge=1) that test_vmalloc gets mapped with
+# huge entries, per architecture (4K pages): x86-64 and arm64 map PMDs from
+# 512 pages (arm64 also contiguous PTEs from 16); powerpc maps huge vmalloc
+# only with the radix MMU, never with the hash MMU the tests boot.
+HUGE_VMALLOC_FROM = {"x86_64": 512, "arm64": 512, "powerpc": None}
 FLOOR_PCT = 0.5         # smallest |difference| marked (R)/(I)
 MIN_REPS = 4            # fewer cannot reach p < 0.05 with the exact test
 MIN_BOOTS = 2           # boot-to-boot variation must be seen
@@ -93,6 +118,7 @@ VARIANTS = {            # kernel -> (build dir suffix, extra config fragments)
     "nokpkeys": ("-nokpkeys", ["bench-prod.config", "bench-nokpkeys.config"]),
 }
 
+JSON_PREFIX = "# kpkeys-bench-json: "
 LINE_RE = re.compile(r"kpkeys-bench: (begin|result|error|skip|start|done)\s*(.*)$")
 
 
@@ -246,6 +272,13 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag=""):
     note("[%s] booting (%s)" % (label, " ".join(cmd[:1] + ["-icount", "shift=0,sleep=off", "-smp", "1"])))
     lines, timed_out, rc, wall = rq.run(cmd, log, timeout, label, on_line=on_line)
     problems, _ = rq.find_problems(lines, set())
+    # The program's own JSON Lines (kpkeys_bench -j -), as it writes them
+    # on a real machine: the input of 'bench.py report'.
+    with open(log[:-len(".log")] + ".jsonl", "w") as f:
+        for line in lines:
+            i = line.find(JSON_PREFIX)
+            if i >= 0:
+                f.write(line[i + len(JSON_PREFIX):].strip() + "\n")
     if timed_out:
         problems.append("timed out after %d s (see %s)" % (timeout, log))
     samples, errors, skipped, start = {}, {}, {}, None
@@ -302,9 +335,19 @@ def mode_problem(mode, mode_line):
     return None
 
 
-def counter_problems(counting):
+def counter_problems(counting, arch=None):
     """What the counters of the counting boots must show, per mode."""
     problems = []
+    huge = HUGE_VMALLOC_FROM.get(arch)
+    nb = counting.get("nobatch", {}).get("rows", {})
+    small, big = nb.get("vmalloc_fix_p512_h0"), nb.get("vmalloc_fix_p512_h1")
+    if huge == 512 and small and big:
+        # Huge mapped: a PMD per 512 pages instead of 512 PTEs.
+        if big.get("pgtables_switches", 0) * 8 > small.get("pgtables_switches", 0):
+            problems.append("nobatch: vmalloc_fix_p512_h1: %.2f page-table switches/op "
+                            "against %.2f for h:0: not huge mapped"
+                            % (big.get("pgtables_switches", 0),
+                               small.get("pgtables_switches", 0)))
     for mode, r in counting.items():
         if "na" in r:
             continue
@@ -330,6 +373,13 @@ def counter_problems(counting):
 
 
 # Reports
+
+def rows_run(res):
+    """The ROWS entries this run measured (all of them in results from
+    before "rows_run" was recorded)."""
+    run = set(res.get("rows_run", ROW_IDS))
+    return [r for r in ROWS if r[0] in run]
+
 
 def fmt_ns(v):
     if v >= 1e6:
@@ -371,7 +421,7 @@ def cell(res, row, mode):
 
 def arch_table(arch, res):
     kernel = res.get("timing_kernel", "test")
-    out = ["### %s" % arch, "",
+    out = ["### %s" % arch, "", res["description"] if "description" in res else
            "Overhead relative to the baseline (kpkeys_hardened_pgtables=off) "
            "of the same build (the %s kernel), median of %d samples (%d boots "
            "x %d in-guest repetitions) per cell; positive = slower; in "
@@ -388,7 +438,7 @@ def arch_table(arch, res):
            "| Without batching | With batching |",
            "|---|---|---|---|---|---|"]
     last = None
-    for row, bench, cls in ROWS:
+    for row, bench, cls in rows_run(res):
         base = res["modes"].get("off", {}).get("rows", {}).get(row)
         out.append("| %s | %s | %s | %s | %s | %s |" % (
             bench if bench != last else "", cls,
@@ -423,6 +473,8 @@ def cross_table(results):
                                          for a, m in cols) + " |",
            "|---|" + "---|" * len(cols)]
     for row, bench, cls in ROWS:
+        if not any(row in results[a].get("rows_run", ROW_IDS) for a in results):
+            continue
         out.append("| %s | %s |" % (cls, " | ".join(
             cell(results[a], row, m) for a, m in cols)))
     return "\n".join(out) + "\n"
@@ -578,7 +630,8 @@ def main():
     args = ap.parse_args()
 
     arches = args.arch or ARCHES
-    wanted = args.rows.split(",") if args.rows else ROW_IDS
+    wanted = args.rows.split(",") if args.rows else (
+        [r for r in ROW_IDS if r not in FULL_ONLY_ROWS] if args.quick else ROW_IDS)
     bad = [r for r in wanted if r not in ROW_IDS]
     if bad:
         die("--rows: unknown row(s) %s (known: %s)" % (", ".join(bad), ", ".join(ROW_IDS)))
@@ -632,7 +685,7 @@ def main():
         prod_out = kernel("prod") if backend else test_out
         qemu = rq.qemu_command(arch, "x", "x", "", None, 1, True)[0]
         res = {"arch": arch, "reps": reps, "boots": args.boots, "quick": args.quick,
-               "modes": {}, "build": prod_out, "backend": backend,
+               "rows_run": wanted, "modes": {}, "build": prod_out, "backend": backend,
                "timing_kernel": timing,
                "provenance": {timing: provenance(args.tree, prod_out, qemu)}}
         for mode in MODES:
@@ -682,7 +735,7 @@ def main():
                     problems.append("%s %s (test kernel): no counters for %s "
                                     "(no /sys/kernel/debug/kpkeys/stats?)"
                                     % (arch, mode, ", ".join(missing)))
-            for p in counter_problems(res["counting"]):
+            for p in counter_problems(res["counting"], arch):
                 problems.append("%s %s" % (arch, p))
         else:
             res["nokpkeys"] = {"na": "no backend"}
@@ -707,7 +760,7 @@ def main():
             for kern, mode, r in runs:
                 cnt = res.get("counting", {}).get(mode, {}).get("rows", {}) \
                     if kern != "nokpkeys" else {}
-                for row, bench, cls in ROWS:
+                for row, bench, cls in rows_run(res):
                     if "na" in r or row in r.get("skipped", {}):
                         why = r["na"] if "na" in r else r["skipped"][row]
                         w.writerow([arch, kern, mode, row, bench, cls, 0, "", "", "", "",
@@ -761,7 +814,7 @@ def main():
             cases = []
             for mode in MODES:
                 r = res["modes"][mode]
-                for row in ROW_IDS:
+                for row, _, _ in rows_run(res):
                     name = "%s.%s" % (mode, row)
                     if "na" in r or row in r.get("skipped", {}):
                         cases.append({"name": name, "status": "SKIP"})
@@ -771,7 +824,7 @@ def main():
             mine = [p for p in problems if p.startswith(arch + " ")]
             if res.get("backend"):
                 bad = [p for p in mine if "expected 0" in p or "skipped by batching" in p
-                       or "but the kernel says" in p]
+                       or "but the kernel says" in p or "not huge mapped" in p]
                 cases.append({"name": "counters_and_modes_as_expected",
                               "status": "FAIL" if bad else "PASS"})
             suite = "bench%s" % ("_quick" if args.quick else "")
@@ -781,5 +834,180 @@ def main():
     sys.exit(1 if problems else 0)
 
 
+# The report step: JSON Lines of kpkeys_bench runs -> the same tables
+
+def load_run(path):
+    """One kpkeys_bench -j file: (header, samples by row, skipped, errors)."""
+    header, samples, skipped, errors = None, {}, {}, {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                die("%s:%d: not JSON (%s): is it a kpkeys_bench -j file?" % (path, n, e))
+            if "kpkeys_bench" in rec:
+                header = rec
+            elif "skip" in rec:
+                skipped[rec["row"]] = rec["skip"]
+            elif "error" in rec:
+                errors[rec["row"]] = rec["error"]
+            elif "ns" in rec and rec.get("rep", 0) > 0 and rec.get("ops"):
+                s = {"rep": rec["rep"], "ns": rec["ns"], "ops": rec["ops"],
+                     "counters": {c: rec[c] for c in COUNTERS if c in rec}}
+                samples.setdefault(rec["row"], []).append(s)
+    if header is None:
+        die("%s: no kpkeys_bench header record: not a kpkeys_bench -j file" % path)
+    return header, samples, skipped, errors
+
+
+def run_kind(header):
+    """'nokpkeys', or the mode of a kernel with kpkeys."""
+    if not header.get("kpkeys"):
+        return "nokpkeys"
+    mode = header.get("mode", "")
+    m = re.match(r"(off|nobatch|on)\b", mode)
+    if m:
+        return m.group(1)
+    m = re.search(r"\bkpkeys_hardened_pgtables=(off|nobatch|on)\b", header.get("cmdline", ""))
+    return m.group(1) if m else "on"
+
+
+def results_from_runs(paths):
+    """Group runs by architecture and mode into bench.py's result layout:
+    timings from runs without CONFIG_KPKEYS_STATS where there are any,
+    counters from the runs with it."""
+    by_arch = {}
+    for i, path in enumerate(paths):
+        header, samples, skipped, errors = load_run(path)
+        for row in samples:
+            for s in samples[row]:
+                s["boot"] = i
+        a = by_arch.setdefault(header.get("arch", "unknown"), [])
+        a.append((path, header, samples, skipped, errors))
+    results, problems = {}, []
+    for arch, runs in by_arch.items():
+        res = {"arch": arch, "modes": {}, "counting": {}, "provenance": {},
+               "rows_run": [r for r in ROW_IDS
+                            if any(r in x[2] or r in x[3] for x in runs)]}
+        timing = [x for x in runs if not x[1].get("stats")] or runs
+        for kind in MODES + ["nokpkeys"]:
+            mine = [x for x in timing if run_kind(x[1]) == kind]
+            pooled, skipped = {}, {}
+            for path, h, samples, sk, errs in mine:
+                for row, ss in samples.items():
+                    pooled.setdefault(row, []).extend(ss)
+                skipped.update(sk)
+                for row, why in errs.items():
+                    problems.append("%s %s: row %s: %s (%s)" % (arch, kind, row, why, path))
+            if mine:
+                res["provenance"]["%s (%d runs)" % (kind, len(mine))] = {
+                    "series_commit": mine[0][1].get("kernel", "?"),
+                    "config_sha256": "n/a",
+                    "machine": ("virtual: " if mine[0][1].get("virtual") else "hardware: ")
+                    + mine[0][1].get("cpu", "?"),
+                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                          time.gmtime(mine[0][1].get("time", 0)))}
+            entry = ({"rows": {r: summarise(ss) for r, ss in pooled.items()},
+                      "samples": pooled, "skipped": skipped}
+                     if mine else {"na": "no run in this mode"})
+            if kind == "nokpkeys":
+                res["nokpkeys"] = entry
+            else:
+                res["modes"][kind] = entry
+        for kind in MODES:
+            counting = [x for x in runs if x[1].get("stats") and run_kind(x[1]) == kind]
+            pooled = {}
+            for x in counting:
+                for row, ss in x[2].items():
+                    pooled.setdefault(row, []).extend(ss)
+            if pooled:
+                res["counting"][kind] = {"rows": counters_per_op(pooled)}
+        problems += ["%s %s" % (arch, p) for p in counter_problems(res["counting"], arch)]
+        res["description"] = (
+            "Overhead relative to kpkeys_hardened_pgtables=off, median per op "
+            "of every timed repetition of every run in the mode (runs: %s); "
+            "positive = slower; in brackets the fastest and slowest sample "
+            "against the baseline median. (R)/(I): Mann-Whitney U p < 0.05 "
+            "and |difference| >= %.1f%%. \"off vs no kpkeys\" and *: against "
+            "the runs on a kernel without kpkeys. Time: CLOCK_MONOTONIC "
+            "(guest instructions under QEMU -icount)." % (
+                ", ".join("%s %d" % (k, sum(run_kind(x[1]) == k for x in timing))
+                          for k in MODES + ["nokpkeys"]), FLOOR_PCT))
+        analyse(res)
+        results[arch] = res
+    return results, problems
+
+
+def compare_runs(before, after):
+    """Markdown: each row and mode of @after against the same of @before."""
+    out = ["| Arch | Mode | Row | Before (median) | After (median) | Change |",
+           "|---|---|---|---|---|---|"]
+    for arch, ra in after.items():
+        rb = before.get(arch)
+        if not rb:
+            continue
+        for kind in MODES + ["nokpkeys"]:
+            a = ra["modes"].get(kind) if kind != "nokpkeys" else ra.get("nokpkeys")
+            b = rb["modes"].get(kind) if kind != "nokpkeys" else rb.get("nokpkeys")
+            if not a or not b or "rows" not in a or "rows" not in b:
+                continue
+            for row, bench, cls in ROWS:
+                if row in a["rows"] and row in b["rows"]:
+                    c = dict(a["rows"][row])
+                    compare(c, b["rows"][row])
+                    out.append("| %s | %s | %s | %s/op | %s/op | %s |" % (
+                        arch, kind, cls, fmt_ns(b["rows"][row]["median"]),
+                        fmt_ns(c["median"]), fmt_pct(c)))
+    return "\n".join(out) + "\n"
+
+
+def report_main(argv):
+    ap = argparse.ArgumentParser(
+        prog="bench.py report",
+        description="Tables from the JSON Lines files of any number of "
+        "kpkeys_bench runs (kpkeys_bench -j FILE on a machine, or the "
+        "<arch>-<mode>-*.jsonl that bench.py keeps from each boot): one "
+        "run per boot, in any mode, on any kernel and machine; runs are "
+        "grouped by architecture and mode (a kernel without kpkeys is the "
+        "'no kpkeys' baseline). With --before, the runs given are compared "
+        "with the ones before a change instead.")
+    ap.add_argument("runs", nargs="+", help="kpkeys_bench -j files")
+    ap.add_argument("--before", action="append", default=[],
+                    help="a run from before the change (repeatable)")
+    ap.add_argument("--out", help="also write the report to this file")
+    args = ap.parse_args(argv)
+    for p in args.runs + args.before:
+        if not os.path.isfile(p):
+            die("%s: no such file" % p)
+    results, problems = results_from_runs(args.runs)
+    text = ["# kpkeys benchmark report (%d runs)" % len(args.runs), ""]
+    if args.before:
+        before, bprob = results_from_runs(args.before)
+        text += ["## After (%d runs) against before (%d runs)" % (
+            len(args.runs), len(args.before)), "", compare_runs(before, results)]
+        problems += bprob
+    else:
+        for arch, res in results.items():
+            text.append(arch_table(arch, res))
+        text += ["## kpkeys counters per operation", "", counters_table(results)]
+    prov = ["| Arch | Runs | Kernel | Config | Machine | Date |", "|---|---|---|---|---|---|"]
+    for arch, res in results.items():
+        for kern, p in res["provenance"].items():
+            prov.append("| %s | %s | %s | %s | %s | %s |" % (
+                arch, kern, p["series_commit"], p["config_sha256"], p["machine"], p["date"]))
+    text += ["## Provenance", "", "\n".join(prov), ""]
+    if problems:
+        text += ["## Problems", ""] + ["- " + p for p in problems] + [""]
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(text))
+    print("\n".join(text))
+    return 1 if problems else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        sys.exit(report_main(sys.argv[2:]))
     main()

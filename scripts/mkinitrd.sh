@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the guest initramfs for one architecture: guest/init.c (/init) and
-# guest/bench.c (/bench) compiled statically with the kernel's nolibc
+# tools/testing/selftests/kpkeys/kpkeys_bench.c of the tree (/kpkeys_bench)
+# compiled statically with the kernel's nolibc
 # against the headers_install output of the kernel build, and
 # lib/test_vmalloc.ko, packed as a gzip'ed newc cpio.
 #
@@ -27,10 +28,14 @@ stage=$out/initramfs
 rm -rf "$stage"
 mkdir -p "$stage/proc" "$stage/sys" "$stage/tmp"
 mkdir -p "$stage/lib"
-for prog in init bench; do
+bench=$src/tools/testing/selftests/kpkeys/kpkeys_bench.c
+[ -f "$bench" ] || die "$bench missing: $src is not a kpkeys tree (make tree)"
+# /init (the project's guest) and the series' benchmark selftest, both
+# against the kernel's nolibc.
+for prog in "init:$KPKEYS_REPO/guest/init.c" "kpkeys_bench:$bench"; do
 	"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
 		-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
-		-o "$stage/$prog" "$KPKEYS_REPO/guest/$prog.c" -lgcc
+		-o "$stage/${prog%%:*}" "${prog#*:}" -lgcc
 done
 # The benchmark's vmalloc rows and a guest test load test_vmalloc.
 vmtest=$out/lib/test_vmalloc.ko

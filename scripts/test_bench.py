@@ -143,6 +143,18 @@ class Counters(unittest.TestCase):
         self.assertEqual(len(p), 1)
         self.assertIn("fork_h1", p[0])
 
+    def test_huge_vmalloc_must_map_pmds(self):
+        c = self.counting("nobatch", "vmalloc_fix_p512_h0", pgtables_switches=1030)
+        c["nobatch"]["rows"]["vmalloc_fix_p512_h1"] = dict(
+            c["nobatch"]["rows"]["vmalloc_fix_p512_h0"], pgtables_switches=1030)
+        p = bench.counter_problems(c, "x86_64")
+        self.assertEqual(len(p), 1)
+        self.assertIn("not huge mapped", p[0])
+        # powerpc hash maps no huge vmalloc: nothing is expected of it.
+        self.assertEqual(bench.counter_problems(c, "powerpc"), [])
+        c["nobatch"]["rows"]["vmalloc_fix_p512_h1"]["pgtables_switches"] = 6
+        self.assertEqual(bench.counter_problems(c, "x86_64"), [])
+
     def test_mode_reported_must_be_mode_requested(self):
         self.assertIsNone(bench.mode_problem(
             "on", "kpkeys: hardened page tables: on (page-table writes batched in "
@@ -174,6 +186,75 @@ class Arguments(unittest.TestCase):
         r = self.run_bench("--boots", "1")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("--boots 1: must be between", r.stderr)
+
+
+class ReportStep(unittest.TestCase):
+    """bench.py report: kpkeys_bench -j files of any number of runs."""
+
+    def write_run(self, d, name, mode, values, kpkeys=True, stats=False, row="fork_h0"):
+        import json
+        path = os.path.join(d, name)
+        hdr = {"kpkeys_bench": 1, "arch": "x86_64", "kernel": "7.3.4-g0123",
+               "cmdline": "kpkeys_hardened_pgtables=%s" % mode,
+               "mode": "%s (something)" % mode if kpkeys else "unknown",
+               "cpu": "Test CPU", "virtual": False, "time": 0, "reps": len(values),
+               "stats": stats, "kpkeys": kpkeys}
+        with open(path, "w") as f:
+            f.write(json.dumps(hdr) + "\n")
+            f.write(json.dumps({"row": row, "rep": 0, "ns": 1, "ops": 1}) + "\n")
+            for i, v in enumerate(values):
+                rec = {"row": row, "rep": i + 1, "ns": v * 2, "ops": 2}
+                if stats:
+                    rec.update({c: 0 for c in bench.COUNTERS})
+                    rec["pgtables_switches"] = 10
+                f.write(json.dumps(rec) + "\n")
+        return path
+
+    def test_runs_grouped_by_mode_and_compared_with_off(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            runs = [self.write_run(d, "off1", "off", [100, 101, 100, 102]),
+                    self.write_run(d, "off2", "off", [101, 100, 100, 101]),
+                    self.write_run(d, "on1", "on", [110, 111, 110, 112]),
+                    self.write_run(d, "nok", "off", [99, 99, 98, 99], kpkeys=False)]
+            results, problems = bench.results_from_runs(runs)
+        res = results["x86_64"]
+        self.assertEqual(problems, [])
+        self.assertEqual(res["modes"]["off"]["rows"]["fork_h0"]["n"], 8)  # rep 0 dropped
+        self.assertEqual(res["modes"]["on"]["rows"]["fork_h0"]["mark"], "R")
+        self.assertAlmostEqual(res["modes"]["on"]["rows"]["fork_h0"]["overhead_pct"],
+                               (110.5 / 100.5 - 1) * 100)
+        self.assertIn("rows", res["nokpkeys"])
+        self.assertIn("fork: h:0", bench.arch_table("x86_64", res))
+
+    def test_counting_runs_give_counters_not_timings(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            runs = [self.write_run(d, "off", "off", [100] * 4),
+                    self.write_run(d, "cnt", "off", [500] * 4, stats=True)]
+            results, problems = bench.results_from_runs(runs)
+        res = results["x86_64"]
+        self.assertEqual(res["modes"]["off"]["rows"]["fork_h0"]["median"], 100)
+        # 10 switches per record of 2 ops in "off": the assertion fires.
+        self.assertEqual(res["counting"]["off"]["rows"]["fork_h0"]["pgtables_switches"], 5)
+        self.assertTrue(any("expected 0" in p for p in problems))
+
+    def test_before_after(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            before, _ = bench.results_from_runs([self.write_run(d, "b", "on", [120] * 4)])
+            after, _ = bench.results_from_runs([self.write_run(d, "a", "on", [100] * 4)])
+        t = bench.compare_runs(before, after)
+        self.assertIn("| x86_64 | on | fork: h:0 | 120 ns/op | 100 ns/op | (I) -16.67%", t)
+
+    def test_not_a_run_file_is_refused(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "x.json")
+            with open(p, "w") as f:
+                f.write("kpkeys-bench: result fork_h0 1 ns=1 ops=1\n")
+            with self.assertRaises(SystemExit):
+                bench.load_run(p)
 
 
 if __name__ == "__main__":
