@@ -4,7 +4,7 @@
 # 'make help' lists the targets.
 
 SHELL := /bin/bash
-ARCH_HOST := $(shell bash -c '. scripts/lib.sh && host_arch')
+ARCH_HOST := $(shell bash -c '. overlay-tools/lib.sh && host_arch')
 ARCH ?= $(ARCH_HOST)
 ARCHES := x86_64 arm64 powerpc
 # Kernel tree the project is applied to: Debian's linux-source-7.3 unless
@@ -21,7 +21,7 @@ $(error BENCH=$(BENCH): the only value is 'quick' (or leave it unset for the ful
 endif
 BENCH_ARGS = $(if $(BENCH),--quick)
 
-SCRIPTS := scripts
+SCRIPTS := overlay-tools
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
 .PHONY: all build tree export series check check-all test test-llvm test-tooling \
@@ -79,7 +79,7 @@ checkpatch: series
 build: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/build.sh $(ARCH) $(TREE)
 	@LLVM=$(LLVM) $(SCRIPTS)/mkinitrd.sh $(ARCH) $(TREE) \
-		$$(bash -c '. scripts/lib.sh && build_dir $(ARCH) $$(llvm_arg "$(LLVM)")')
+		$$(bash -c '. overlay-tools/lib.sh && build_dir $(ARCH) $$(llvm_arg "$(LLVM)")')
 
 check: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/check-many.sh $(TREE) $(ARCH)

@@ -113,7 +113,7 @@ def run(cmd, log_path, timeout, label, on_line=None):
     """Run QEMU, tee the console to @log_path, show progress; return lines.
 
     @on_line, if given, is called with each line and the host's
-    time.monotonic() when it arrived (scripts/bench.py times with it).
+    time.monotonic() when it arrived (overlay-tools/bench.py times with it).
     """
     lines = []
     start = time.monotonic()
@@ -428,7 +428,7 @@ def main():
     label = args.label or args.arch
     qemu_bin = QEMU[args.arch]["bin"]
     if not shutil.which(qemu_bin):
-        sys.exit("run-qemu: error: %s not found (run scripts/install-deps.sh)"
+        sys.exit("run-qemu: error: %s not found (run overlay-tools/install-deps.sh)"
                  % qemu_bin)
     for path in (args.kernel, args.initrd):
         if not os.path.exists(path):

@@ -430,7 +430,7 @@ class RunnerExitTest(unittest.TestCase):
                        PATH=tmp + os.pathsep + os.environ.get("PATH", ""))
             log = os.path.join(tmp, "x86_64.log")
             proc = subprocess.run(
-                [sys.executable, os.path.join(REPO, "scripts", "run-qemu.py"),
+                [sys.executable, os.path.join(REPO, "overlay-tools", "run-qemu.py"),
                  "--arch", "x86_64", "--kernel", cons, "--initrd", cons,
                  "--kernel-tree", TREE, "--log", log, "--timeout", "60",
                  "--expect-suite", "kpkeys", "--expect-suite", "kpkeys_guest_harness",

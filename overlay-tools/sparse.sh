@@ -60,7 +60,7 @@ select_sparse() {
 	else
 		say "no system sparse; using Debian sid's sparse from the project cache"
 	fi
-	"$KPKEYS_REPO/scripts/fetch-sparse.sh" "$tree"
+	"$KPKEYS_REPO/overlay-tools/fetch-sparse.sh" "$tree"
 }
 
 # classify <tree> <build dir> <sparse output> <work dir>: print the new
@@ -196,7 +196,7 @@ problem() { result problem "$1"; die "$1"; }
 if [ ! -f "$out/vmlinux" ]; then
 	[ "$no_build" = 0 ] || problem "$arch: $out/vmlinux missing (not built)"
 	say "$arch: $out/vmlinux missing: building the kernel first"
-	LLVM=${LLVM:-} "$KPKEYS_REPO/scripts/build.sh" "$arch" "$src" ||
+	LLVM=${LLVM:-} "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" ||
 		problem "$arch: the kernel build failed"
 fi
 bin=$(select_sparse "$src") || problem "$arch: no usable sparse (see above)"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Configure and build the kpkeys test kernel for one architecture, out of
-# tree: tinyconfig + configs/common.config + configs/<arch>.config (+ any
+# tree: tinyconfig + overlay-tools/configs/common.config + <arch>.config (+ any
 # extra fragments), checked option by option after merging.
 #
 # usage: build.sh <arch> <kernel tree> [extra.config ...]
@@ -21,7 +21,7 @@ check_arch "$arch"
 llvm=$(llvm_arg "${LLVM:-}")
 out=${KPKEYS_O:-$(build_dir "$arch" "$llvm")}
 cross=$(cross_compile "$arch")
-frags=("$KPKEYS_REPO/configs/common.config" "$KPKEYS_REPO/configs/$arch.config" "$@")
+frags=("$KPKEYS_REPO/overlay-tools/configs/common.config" "$KPKEYS_REPO/overlay-tools/configs/$arch.config" "$@")
 for i in "${!frags[@]}"; do
 	[ -f "${frags[$i]}" ] || die "config fragment ${frags[$i]} does not exist"
 	# merge_config.sh runs in the kernel tree: absolute paths only.
@@ -29,7 +29,7 @@ for i in "${!frags[@]}"; do
 done
 
 # Tools this build needs, with the package that provides each.
-need() { command -v "$1" >/dev/null || die "$1 not found: install $2 (or run scripts/install-deps.sh)"; }
+need() { command -v "$1" >/dev/null || die "$1 not found: install $2 (or run overlay-tools/install-deps.sh)"; }
 need flex flex
 need bison bison
 need bc bc
@@ -51,7 +51,7 @@ kernel_make "$arch" "$src" "$out" "$llvm"
 # up to date" and check nothing), so pass the sparse sparse.sh selects: the
 # system's if it passes, else one built from Debian sid's source package.
 if [ -n "${C:-}" ] && [ "$C" != 0 ]; then
-	check=$("$KPKEYS_REPO/scripts/sparse.sh" which "$src") ||
+	check=$("$KPKEYS_REPO/overlay-tools/sparse.sh" which "$src") ||
 		die "C=$C: no sparse that can check Linux 7.3 (see above)"
 	kmake+=(C="$C" CHECK="$check")
 fi

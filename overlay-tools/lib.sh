@@ -42,7 +42,7 @@ llvm_arg() {
 	case "${1:-}" in
 	""|0) echo "" ;;
 	1) command -v clang-19 >/dev/null ||
-		die "LLVM=1 needs clang-19, lld-19 and llvm-19 (run scripts/install-deps.sh)"
+		die "LLVM=1 needs clang-19, lld-19 and llvm-19 (run overlay-tools/install-deps.sh)"
 	   echo "-19" ;;
 	*) echo "$1" ;;
 	esac

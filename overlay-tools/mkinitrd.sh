@@ -20,7 +20,7 @@ hdrs=$out/usr-headers/include
 nolibc=$src/tools/include/nolibc
 [ -f "$nolibc/nolibc.h" ] || die "$nolibc/nolibc.h missing: $src is not a full kernel tree"
 cc=$(cross_compile "$arch")gcc
-command -v "$cc" >/dev/null || die "$cc not found (run scripts/install-deps.sh)"
+command -v "$cc" >/dev/null || die "$cc not found (run overlay-tools/install-deps.sh)"
 
 # Guest programs are always built with gcc: they are test tooling, not part
 # of the kernel under test, and gcc links nolibc against libgcc simply.
@@ -32,7 +32,7 @@ bench=$src/tools/testing/selftests/kpkeys/kpkeys_bench.c
 [ -f "$bench" ] || die "$bench missing: $src is not a kpkeys tree (make tree)"
 # /init (the project's guest) and the series' benchmark selftest, both
 # against the kernel's nolibc.
-for prog in "init:$KPKEYS_REPO/guest/init.c" "kpkeys_bench:$bench"; do
+for prog in "init:$KPKEYS_REPO/overlay-tools/guest/init.c" "kpkeys_bench:$bench"; do
 	"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
 		-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
 		-o "$stage/${prog%%:*}" "${prog#*:}" -lgcc

@@ -6,9 +6,9 @@ For each architecture with a kpkeys backend, three kernels of the same
 tree are built:
 
   prod      the test configuration without CONFIG_KPKEYS_CHECK,
-            CONFIG_KPKEYS_STATS and KUnit (configs/bench-prod.config):
+            CONFIG_KPKEYS_STATS and KUnit (overlay-tools/configs/bench-prod.config):
             every timing comes from it;
-  nokpkeys  prod without kpkeys at all (configs/bench-nokpkeys.config):
+  nokpkeys  prod without kpkeys at all (overlay-tools/configs/bench-nokpkeys.config):
             the second baseline, "what the feature costs when off", and
             the baseline of the rows a boot parameter cannot change
             (null syscall, lseek1);
@@ -124,7 +124,7 @@ LINE_RE = re.compile(r"kpkeys-bench: (begin|result|error|skip|start|done)\s*(.*)
 
 def load_run_qemu():
     spec = importlib.util.spec_from_file_location(
-        "run_qemu", os.path.join(REPO, "scripts", "run-qemu.py"))
+        "run_qemu", os.path.join(REPO, "overlay-tools", "run-qemu.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -141,7 +141,7 @@ def note(msg):
 
 
 def shell_lib(expr):
-    return subprocess.run(["bash", "-c", ". %s/scripts/lib.sh && %s"
+    return subprocess.run(["bash", "-c", ". %s/overlay-tools/lib.sh && %s"
                            % (REPO, expr)], check=True, text=True,
                           stdout=subprocess.PIPE).stdout.strip()
 
@@ -152,10 +152,10 @@ def variant_dir(arch, variant):
 
 def build(arch, tree, variant="test"):
     out = variant_dir(arch, variant)
-    frags = [os.path.join(REPO, "configs", f) for f in VARIANTS[variant][1]]
+    frags = [os.path.join(REPO, "overlay-tools", "configs", f) for f in VARIANTS[variant][1]]
     env = dict(os.environ, LLVM="", KPKEYS_O=out)
-    for args in ([os.path.join(REPO, "scripts", "build.sh"), arch, tree] + frags,
-                 [os.path.join(REPO, "scripts", "mkinitrd.sh"), arch, tree, out]):
+    for args in ([os.path.join(REPO, "overlay-tools", "build.sh"), arch, tree] + frags,
+                 [os.path.join(REPO, "overlay-tools", "mkinitrd.sh"), arch, tree, out]):
         if subprocess.run(args, env=env).returncode:
             die("%s: %s of the %s kernel failed" % (arch, os.path.basename(args[0]), variant))
     return out
@@ -652,7 +652,7 @@ def main():
     timeout = args.timeout or (900 if args.quick else 3600)
     rq = load_run_qemu()
     if "on_line" not in rq.run.__code__.co_varnames:
-        die("scripts/run-qemu.py has no on_line hook")
+        die("overlay-tools/run-qemu.py has no on_line hook")
 
     results = {}
     problems = []

@@ -41,10 +41,10 @@ test_tree_roundtrip() {
 	copy_repo "$repo"
 	ksrc=$(cut -d' ' -f1 "$tree/.git/kpkeys-base")
 	before=$(snapshot "$repo")
-	python3 "$repo/scripts/tree.py" assemble --ksrc "$ksrc" --tree "$t" \
+	python3 "$repo/overlay-tools/tree.py" assemble --ksrc "$ksrc" --tree "$t" \
 		--reuse-base "$tree" 2>"$work/assemble.err" ||
 		{ record tree_roundtrip_is_byte_identical 1 "$(cat "$work/assemble.err")"; return; }
-	python3 "$repo/scripts/tree.py" export --tree "$t" 2>/dev/null
+	python3 "$repo/overlay-tools/tree.py" export --tree "$t" 2>/dev/null
 	after=$(snapshot "$repo")
 	if [ "$before" = "$after" ]; then
 		record tree_roundtrip_is_byte_identical 0
@@ -76,7 +76,7 @@ test_tree_roundtrip() {
 		git -C "$t" rebase --abort 2>/dev/null
 		return
 	fi
-	python3 "$repo/scripts/tree.py" export --tree "$t" 2>/dev/null
+	python3 "$repo/overlay-tools/tree.py" export --tree "$t" 2>/dev/null
 	if grep -q "roundtrip marker" "$repo/generic/$newfile" &&
 	   grep -rq "roundtrip marker" "$repo/generic/patches/"; then
 		record export_writes_tree_edits_back 0
@@ -122,7 +122,7 @@ test_dropped_option_detected() {
 	local frag=$work/bad.config out
 	echo "CONFIG_PPC_MEM_KEYS=y" > "$frag"
 	out=$(KPKEYS_O=$work/cfg KPKEYS_CONFIG_ONLY=1 \
-		"$KPKEYS_REPO/scripts/build.sh" x86_64 "$tree" "$frag" 2>&1)
+		"$KPKEYS_REPO/overlay-tools/build.sh" x86_64 "$tree" "$frag" 2>&1)
 	if [ $? -ne 0 ] && grep -q "requested: CONFIG_PPC_MEM_KEYS=y" <<<"$out"; then
 		record dropped_config_option_is_an_error 0
 	else
@@ -132,7 +132,7 @@ test_dropped_option_detected() {
 
 # The console judge: synthetic logs, no boot needed.
 test_runner_judge() {
-	if python3 "$KPKEYS_REPO/scripts/test_run_qemu.py" >"$work/judge.out" 2>&1; then
+	if python3 "$KPKEYS_REPO/overlay-tools/test_run_qemu.py" >"$work/judge.out" 2>&1; then
 		record runner_judges_console_logs 0
 	else
 		record runner_judges_console_logs 1 "$(tail -n 5 "$work/judge.out")"
@@ -145,10 +145,10 @@ test_runner_detects_oops() {
 	dir=$(build_dir "$arch")
 	if [ ! -f "$dir/$(kernel_image $arch)" ] || [ ! -f "$dir/initrd.gz" ]; then
 		say "building $arch for the oops test"
-		"$KPKEYS_REPO/scripts/build.sh" "$arch" "$tree" >/dev/null 2>&1 &&
-		"$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$tree" "$dir" >/dev/null 2>&1
+		"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$tree" >/dev/null 2>&1 &&
+		"$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$tree" "$dir" >/dev/null 2>&1
 	fi
-	out=$("$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label oops-test \
+	out=$("$KPKEYS_REPO/overlay-tools/run-qemu.py" --arch "$arch" --label oops-test \
 		--kernel "$dir/$(kernel_image $arch)" --initrd "$dir/initrd.gz" \
 		--kernel-tree "$tree" --log "$work/oops.log" --timeout 120 \
 		--append "kpkeys_init.provoke=EXCEPTION" 2>&1)
@@ -163,7 +163,7 @@ test_runner_detects_oops() {
 # bad input refused before anything is built or booted.
 test_bench() {
 	local out
-	if python3 "$KPKEYS_REPO/scripts/test_bench.py" >"$work/bench.out" 2>&1; then
+	if python3 "$KPKEYS_REPO/overlay-tools/test_bench.py" >"$work/bench.out" 2>&1; then
 		record bench_statistics_and_report 0
 	else
 		record bench_statistics_and_report 1 "$(tail -n 5 "$work/bench.out")"
@@ -174,7 +174,7 @@ test_bench() {
 	else
 		record bench_bad_mode_is_refused 1 "$out"
 	fi
-	out=$(python3 "$KPKEYS_REPO/scripts/bench.py" --no-build --rows fork_h0,nosuch \
+	out=$(python3 "$KPKEYS_REPO/overlay-tools/bench.py" --no-build --rows fork_h0,nosuch \
 		--out "$work/bench" 2>&1)
 	if [ $? -ne 0 ] && grep -q "unknown row(s) nosuch" <<<"$out" &&
 	   [ ! -e "$work/bench" ]; then
@@ -195,7 +195,7 @@ test_sparse() {
 	else
 		record sparse_bad_arch_is_refused 1 "$out"
 	fi
-	out=$(CHECK=$work/no-such-sparse "$KPKEYS_REPO/scripts/sparse.sh" which "$tree" 2>&1)
+	out=$(CHECK=$work/no-such-sparse "$KPKEYS_REPO/overlay-tools/sparse.sh" which "$tree" 2>&1)
 	if [ $? -ne 0 ] && grep -q "fails .*checker-valid.sh" <<<"$out"; then
 		record sparse_invalid_check_is_refused 0
 	else
@@ -207,7 +207,7 @@ test_sparse() {
 	echo 'Acquire::Retries "0";' > "$work/apt.conf"
 	out=$(APT_CONFIG=$work/apt.conf KPKEYS_CACHE=$cache \
 		KPKEYS_SPARSE_SOURCE="deb-src http://127.0.0.1:9/debian sid main" \
-		"$KPKEYS_REPO/scripts/fetch-sparse.sh" "$tree" 2>&1)
+		"$KPKEYS_REPO/overlay-tools/fetch-sparse.sh" "$tree" 2>&1)
 	if [ $? -ne 0 ] && grep -q "nothing was changed" <<<"$out" &&
 	   [ -z "$(ls -d "$cache"/sparse "$cache"/sparse-src "$cache"/sparse.tmp.* 2>/dev/null)" ]; then
 		record sparse_failed_fetch_changes_nothing 0
@@ -226,7 +226,7 @@ test_sparse() {
 		echo "$tree/$new:1:1: warning: series warning"
 		echo "$tree/$new:1:1:    expected int"
 	} > "$log"
-	out=$("$KPKEYS_REPO/scripts/sparse.sh" report "$tree" "$work" "$log" 2>&1)
+	out=$("$KPKEYS_REPO/overlay-tools/sparse.sh" report "$tree" "$work" "$log" 2>&1)
 	if [ $? -ne 0 ] && grep -qxF "$new:1:1: warning: series warning" <<<"$out" &&
 	   ! grep -q "base warning" <<<"$out" &&
 	   grep -q "1 new warnings on lines the series added, 1 in base-kernel lines" <<<"$out"; then

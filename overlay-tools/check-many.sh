@@ -5,14 +5,14 @@
 # tests), keep going after a failure, then print one summary ending in
 # "N passed, N failed".  Exit status is non-zero if anything failed.
 #
-# --bench-quick also runs the reduced benchmark suite (scripts/bench.py
+# --bench-quick also runs the reduced benchmark suite (overlay-tools/bench.py
 # --quick) on each architecture after its checks: the test build for the
 # counters, and (with a backend) the production and no-kpkeys kernels it
 # builds for the timings.  One case per benchmark row and mode, passed
 # when the row produced results, and one for the counter and mode
 # assertions.
 #
-# --sparse also runs sparse (scripts/sparse.sh check) on the series' files
+# --sparse also runs sparse (overlay-tools/sparse.sh check) on the series' files
 # of each build after its checks: one case per build, failed by a new
 # warning on a line the series added (skipped when the build failed).
 #
@@ -42,7 +42,7 @@ mkdir -p "$results"
 jsons=()
 start=$SECONDS
 if [ "$tooling" = 1 ]; then
-	"$KPKEYS_REPO/scripts/test-tooling.sh" "$src" "$results/tooling.json"
+	"$KPKEYS_REPO/overlay-tools/test-tooling.sh" "$src" "$results/tooling.json"
 	jsons+=("$results/tooling.json")
 fi
 for spec in "$@"; do
@@ -54,7 +54,7 @@ for spec in "$@"; do
 	rm -f "$results/$label.log.json" "$results/$label+"*.log.json
 	say "=== $label ==="
 	built=1
-	if ! LLVM=$llvm "$KPKEYS_REPO/scripts/check.sh" "$arch" "$src" &&
+	if ! LLVM=$llvm "$KPKEYS_REPO/overlay-tools/check.sh" "$arch" "$src" &&
 	   [ ! -f "$results/$label.log.json" ]; then
 		# The build or the initramfs failed before QEMU ran.
 		printf '{"label": "%s", "problems": ["build failed (see above)"], "suites": {}}\n' \
@@ -73,7 +73,7 @@ for spec in "$@"; do
 			say "$label: not built, sparse skipped"
 			printf '{"label": "sparse-%s", "problems": [], "suites": {"sparse": [{"name": "no_new_warnings", "status": "SKIP"}]}}\n' \
 				"$label" > "$sjson"
-		elif ! LLVM=$llvm "$KPKEYS_REPO/scripts/sparse.sh" check --no-build \
+		elif ! LLVM=$llvm "$KPKEYS_REPO/overlay-tools/sparse.sh" check --no-build \
 			--results-json "$sjson" "$arch" "$src" && [ ! -f "$sjson" ]; then
 			printf '{"label": "sparse-%s", "problems": ["sparse check failed (see above)"], "suites": {}}\n' \
 				"$label" > "$sjson"
@@ -84,7 +84,7 @@ for spec in "$@"; do
 		say "=== $arch: benchmark suite, quick ==="
 		bjson=$results/bench-$arch.json
 		rm -f "$bjson"
-		if ! python3 "$KPKEYS_REPO/scripts/bench.py" --tree "$src" --arch "$arch" \
+		if ! python3 "$KPKEYS_REPO/overlay-tools/bench.py" --tree "$src" --arch "$arch" \
 			--quick --results-json "$bjson" && [ ! -f "$bjson" ]; then
 			printf '{"label": "bench-%s", "problems": ["benchmark suite failed (see above)"], "suites": {}}\n' \
 				"$arch" > "$bjson"
@@ -93,4 +93,4 @@ for spec in "$@"; do
 	fi
 done
 say "total time $((SECONDS - start)) s"
-exec python3 "$KPKEYS_REPO/scripts/summary.py" "${jsons[@]}"
+exec python3 "$KPKEYS_REPO/overlay-tools/summary.py" "${jsons[@]}"

@@ -13,7 +13,7 @@
 #        default "nobatch off bogus"; empty: only the default boot)
 #
 # On x86_64, unless KPKEYS_MODES is empty, a second kernel is built as
-# well (configs/x86_64-debug.config, in build/<arch>[-llvm]-debug) and
+# well (overlay-tools/configs/x86_64-debug.config, in build/<arch>[-llvm]-debug) and
 # booted under UEFI firmware (OVMF): the "<label>+debug-uefi" boot.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +27,8 @@ label=$arch${llvm:+-llvm}
 results=$KPKEYS_BUILD/results
 mkdir -p "$results"
 
-"$KPKEYS_REPO/scripts/build.sh" "$arch" "$src"
-"$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$src" "$out"
+"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src"
+"$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$out"
 
 # Kernel paths this project adds or changes: a WARNING raised in one of
 # them fails the run.
@@ -56,7 +56,7 @@ timeout=${QEMU_TIMEOUT:-300}
 boot() {
 	local name=$1 params=$2
 	shift 2
-	"$KPKEYS_REPO/scripts/run-qemu.py" --arch "$arch" --label "$name" \
+	"$KPKEYS_REPO/overlay-tools/run-qemu.py" --arch "$arch" --label "$name" \
 		--kernel "$kout/$(kernel_image "$arch")" --initrd "$kout/initrd.gz" \
 		--kernel-tree "$src" --log "$results/$name.log" \
 		--project-files "$kout/project-files" \
@@ -125,7 +125,7 @@ no_boot() {
 		"$name" "$why" > "$results/$name.log.json"
 }
 
-# x86_64: the debug kernel (configs/x86_64-debug.config: ACPI, EFI,
+# x86_64: the debug kernel (overlay-tools/configs/x86_64-debug.config: ACPI, EFI,
 # lockdep, DEBUG_ATOMIC_SLEEP, fault injection on the kpkeys pool refill
 # path) booted under OVMF.  Its guest reads an EFI variable through
 # efivarfs: a GetVariable() runtime-service call on the keyed EFI page
@@ -146,13 +146,13 @@ debug_timeout=$((2 * ${QEMU_TIMEOUT:-300}))
 if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	dbg=$out-debug
 	if [ ! -f "$ovmf" ]; then
-		no_boot "$label+debug-uefi" "UEFI firmware $ovmf not found: install Debian's ovmf package (apt-get install ovmf, or run scripts/install-deps.sh)"
+		no_boot "$label+debug-uefi" "UEFI firmware $ovmf not found: install Debian's ovmf package (apt-get install ovmf, or run overlay-tools/install-deps.sh)"
 		rc=1
 	else
 		say "$arch: building the debug kernel (UEFI, lockdep, fault injection) in $dbg"
-		if KPKEYS_O=$dbg "$KPKEYS_REPO/scripts/build.sh" "$arch" "$src" \
-			"$KPKEYS_REPO/configs/x86_64-debug.config" &&
-		   "$KPKEYS_REPO/scripts/mkinitrd.sh" "$arch" "$src" "$dbg" &&
+		if KPKEYS_O=$dbg "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
+			"$KPKEYS_REPO/overlay-tools/configs/x86_64-debug.config" &&
+		   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$dbg" &&
 		   git -C "$src" diff --name-only kpkeys-base HEAD > "$dbg/project-files"; then
 			kout=$dbg timeout=$debug_timeout
 			boot "$label+debug-uefi" "$debug_faults" \

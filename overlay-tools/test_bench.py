@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of scripts/bench.py's statistics and report (no boot)."""
+"""Unit tests of overlay-tools/bench.py's statistics and report (no boot)."""
 
 import importlib.util
 import os

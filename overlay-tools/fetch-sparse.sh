@@ -68,7 +68,7 @@ done
 dpkg-query -W -f='${Status}\n' libc6-dev 2>/dev/null | grep -q '^install ok installed$' ||
 	missing+=(libc6-dev)
 [ ${#missing[@]} = 0 ] ||
-	die "building sparse needs ${missing[*]}: run scripts/install-deps.sh (make deps) or apt-get install ${missing[*]}"
+	die "building sparse needs ${missing[*]}: run overlay-tools/install-deps.sh (make deps) or apt-get install ${missing[*]}"
 
 tmp=$(mktemp -d "$cache/sparse.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -114,7 +114,7 @@ dpkg-source -q -x "$dsc" "$tmp/build" >"$tmp/unpack.log" 2>&1 || {
 if ! make -C "$tmp/build" -j"$(nproc)" CC=gcc HAVE_LLVM=no HAVE_GTK=no HAVE_LIBXML=no \
 	HAVE_SQLITE=no sparse >"$tmp/build.log" 2>&1; then
 	tail -n 30 "$tmp/build.log" >&2
-	die "building sparse $version failed (log above: a missing header means a missing -dev package, see scripts/install-deps.sh); nothing was changed"
+	die "building sparse $version failed (log above: a missing header means a missing -dev package, see overlay-tools/install-deps.sh); nothing was changed"
 fi
 mkdir -p "$tmp/out/bin"
 cp "$tmp/build/sparse" "$tmp/out/bin/sparse"
