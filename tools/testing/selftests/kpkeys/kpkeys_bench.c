@@ -82,6 +82,7 @@ static const char * const counters[] = {
 	"ptps_keyed", "set_memory_pkey_calls", "set_memory_pkey_splits",
 	"set_memory_pkey_tlb_flushes", "pool_refills",
 };
+
 #define NR_COUNTERS	ARRAY_SIZE(counters)
 
 static int read_file(const char *path, char *buf, size_t size)
@@ -400,10 +401,13 @@ static int run_spawn(const struct row *row, struct sample *s)
 		pid_t pid = fork();
 
 		if (pid == 0) {
-			char *argv[] = { "kpkeys_bench", "--exit", NULL };
-			char *envp[] = { NULL };
+			static const char * const argv[] = {
+				"kpkeys_bench", "--exit", NULL
+			};
+			static const char * const envp[] = { NULL };
 
-			execve("/proc/self/exe", argv, envp);
+			execve("/proc/self/exe", (char * const *)argv,
+			       (char * const *)envp);
 			_exit(127);
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
@@ -467,20 +471,25 @@ static int run_churn(const struct row *row, struct sample *s)
  * run printed into @klog, read from /dev/kmsg (the log is not cleared).
  * Returns 0, or -1 with errno set.
  */
+static const char *vmalloc_failed = "test_vmalloc";	/* what failed */
+
 static int run_test_vmalloc(const char *params, char *klog, size_t size)
 {
 	size_t len = 0;
 	int fd, kmsg;
 	ssize_t n;
 
+	vmalloc_failed = "opening test_vmalloc.ko";
 	fd = open(module_path, O_RDONLY);
 	if (fd < 0)
 		return -1;
+	vmalloc_failed = "reading /dev/kmsg";
 	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	if (kmsg < 0 || lseek(kmsg, 0, SEEK_END) < 0) {
 		close(fd);
 		return -1;
 	}
+	vmalloc_failed = "loading test_vmalloc.ko (finit_module)";
 	if (syscall(__NR_finit_module, fd, params, 0) == 0 || errno != EAGAIN) {
 		if (errno == EAGAIN)
 			errno = EINVAL;
@@ -488,6 +497,7 @@ static int run_test_vmalloc(const char *params, char *klog, size_t size)
 		close(fd);
 		return -1;
 	}
+	vmalloc_failed = "test_vmalloc (no summary with failed: 0 in the log)";
 	close(fd);
 	/* One record per read: "<prio>,<seq>,<usec>,<flags>;<text>\n" */
 	while (len < size - 1 &&
@@ -643,7 +653,7 @@ static void run_row(const struct row *row, int reps)
 			static char msg[128];
 
 			snprintf(msg, sizeof(msg), "%s failed (errno %d)",
-				 row->run == run_vmalloc ? "test_vmalloc" :
+				 row->run == run_vmalloc ? vmalloc_failed :
 				 "the measurement", errno);
 			printf("# kpkeys-bench: error %s %s\n", row->name, msg);
 			report_row(row, "error", msg);
@@ -706,6 +716,7 @@ static void provenance(int reps, int nsel)
 	static char model[256], mj[300], rel[200], ver[200], arch[80];
 	struct timespec now = { 0 };
 	struct utsname u;
+	size_t n;
 	int vm;
 
 	if (read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
@@ -730,21 +741,33 @@ static void provenance(int reps, int nsel)
 	json_str(rel, sizeof(rel), u.release);
 	json_str(ver, sizeof(ver), u.version);
 	json_str(arch, sizeof(arch), u.machine);
-	snprintf(rec, sizeof(rec),
-		 "{\"kpkeys_bench\": 1, \"arch\": %s, \"kernel\": %s, \"kernel_version\": %s, "
-		 "\"cmdline\": %s, \"mode\": %s, \"cpu\": %s, \"virtual\": %s, "
-		 "\"time\": %lld, \"reps\": %d, \"quick\": %d, \"rows\": %d, "
-		 "\"map_bytes\": %lu, \"thp_bytes\": %lu, \"stats\": %s, \"kpkeys\": %s}",
-		 arch, rel, ver, c, m, mj, vm ? "true" : "false",
-		 (long long)now.tv_sec, reps, quick, nsel, map_len(&rows[0]),
-		 pmd_size, access(STATS_FILE, R_OK) ? "false" : "true",
+	n = snprintf(rec, sizeof(rec), "{\"kpkeys_bench\": 1, \"arch\": %s", arch);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"kernel\": %s", rel);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"kernel_version\": %s", ver);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"cmdline\": %s", c);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"mode\": %s", m);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"cpu\": %s", mj);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"virtual\": %s",
+		      vm ? "true" : "false");
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"time\": %lld",
+		      (long long)now.tv_sec);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"reps\": %d", reps);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"quick\": %d", quick);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"rows\": %d", nsel);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"map_bytes\": %lu",
+		      map_len(&rows[0]));
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"thp_bytes\": %lu", pmd_size);
+	n += snprintf(rec + n, sizeof(rec) - n, ", \"stats\": %s",
+		      access(STATS_FILE, R_OK) ? "false" : "true");
+	snprintf(rec + n, sizeof(rec) - n, ", \"kpkeys\": %s}",
 		 access(KPKEYS_DIR, F_OK) ? "false" : "true");
 	json_record(rec);
 }
 
-static void usage(void)
+static void help(void)
 {
-	printf("usage: kpkeys_bench [-r reps] [-q] [-R row,row] [-j file|-] [-m test_vmalloc.ko] [-l]\n");
+	printf("kpkeys_bench [-r reps] [-q] [-R row,row] [-j file|-]\n");
+	printf("             [-m test_vmalloc.ko] [-l]\n");
 }
 
 int main(int argc, char **argv)
@@ -785,7 +808,7 @@ int main(int argc, char **argv)
 				printf("%s\n", rows[i].name);
 			return 0;
 		default:
-			usage();
+			help();
 			return opt == 'h' ? 0 : KSFT_FAIL;
 		}
 	}
@@ -825,8 +848,8 @@ int main(int argc, char **argv)
 	/* The mode and the counters are in debugfs (absent: no kpkeys). */
 	if (access(KPKEYS_DIR, F_OK) && mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
 	    errno != EBUSY)
-		printf("# kpkeys-bench: cannot mount debugfs on %s (errno %d): no mode or counters\n",
-		       DEBUGFS, errno);
+		printf("# kpkeys-bench: cannot mount debugfs on %s (errno %d): %s\n",
+		       DEBUGFS, errno, "no mode or counters");
 	if (read_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
 		      buf, sizeof(buf)) > 0)
 		pmd_size = atol(buf);
