@@ -25,7 +25,7 @@ SCRIPTS := overlay-tools
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
 .PHONY: all build tree export series check check-all test test-llvm test-tooling \
-	bench bench-all deps kunit checkpatch sparse clean distclean help
+	bench bench-all bench-report deps kunit checkpatch sparse clean distclean help
 
 all: build
 
@@ -36,6 +36,8 @@ help:
 	@echo '  make check-all     make check for all three architectures'
 	@echo '  make bench-all     benchmark suite on all three architectures (main job)'
 	@echo '  make bench         benchmark suite for ARCH (BENCH=quick: reduced set)'
+	@echo '  make bench-report RUNS="a.json b.json ..." [BEFORE="..."]'
+	@echo '                     tables from kpkeys_bench -j runs of any machine'
 	@echo '  make test          the test run CI uses: tooling, check-all, sparse, bench-all BENCH=quick'
 	@echo '  make test-llvm     make check with LLVM=1 for all three architectures'
 	@echo '  make test-tooling  tests of the project tooling itself'
@@ -96,6 +98,13 @@ bench: tree-if-needed
 
 bench-all: tree-if-needed
 	@python3 $(SCRIPTS)/bench.py --tree $(TREE) $(foreach a,$(ARCHES),--arch $(a)) $(BENCH_ARGS)
+
+# The report step alone: kpkeys_bench -j files from any machine and mode.
+bench-report:
+	@if [ -z "$(RUNS)" ]; then \
+		echo 'bench-report: give the runs: make bench-report RUNS="a.json b.json ..." [BEFORE="..."]' >&2; \
+		exit 2; fi
+	@python3 $(SCRIPTS)/bench.py report $(RUNS) $(foreach b,$(BEFORE),--before $(b))
 
 test-llvm: tree-if-needed
 	@$(SCRIPTS)/check-many.sh $(TREE) x86_64:llvm arm64:llvm powerpc:llvm

@@ -909,6 +909,11 @@ def results_from_runs(paths):
                     + mine[0][1].get("cpu", "?"),
                     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                           time.gmtime(mine[0][1].get("time", 0)))}
+            for r, ss in sorted(pooled.items()):
+                if len(ss) < MIN_REPS:
+                    problems.append("%s %s: row %s: %d timed samples in all runs, at "
+                                    "least %d are needed (kpkeys_bench -r %d, or more runs)"
+                                    % (arch, kind, r, len(ss), MIN_REPS, MIN_REPS))
             entry = ({"rows": {r: summarise(ss) for r, ss in pooled.items()},
                       "samples": pooled, "skipped": skipped}
                      if mine else {"na": "no run in this mode"})

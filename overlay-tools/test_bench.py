@@ -247,6 +247,12 @@ class ReportStep(unittest.TestCase):
         t = bench.compare_runs(before, after)
         self.assertIn("| x86_64 | on | fork: h:0 | 120 ns/op | 100 ns/op | (I) -16.67%", t)
 
+    def test_too_few_samples_is_a_problem(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            _, problems = bench.results_from_runs([self.write_run(d, "o", "off", [1, 2])])
+        self.assertTrue(any("at least 4" in p for p in problems))
+
     def test_not_a_run_file_is_refused(self):
         import tempfile
         with tempfile.TemporaryDirectory() as d:
