@@ -264,7 +264,7 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag=""):
             if kind == "result" and rep == "0":
                 progress["rows"] += 1
                 note("[%s] row %d/%d: %s" % (label, progress["rows"],
-                                            len(ROWS), row))
+                                            len(rows), row))
         elif kind == "error":
             note("[%s] %s" % (label, line.strip()))
 
@@ -277,8 +277,17 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag=""):
     with open(log[:-len(".log")] + ".jsonl", "w") as f:
         for line in lines:
             i = line.find(JSON_PREFIX)
-            if i >= 0:
-                f.write(line[i + len(JSON_PREFIX):].strip() + "\n")
+            if i < 0:
+                continue
+            rec = line[i + len(JSON_PREFIX):].strip()
+            try:
+                json.loads(rec)
+            except ValueError:
+                # A kernel message cut into the record on the console.
+                note("[%s] a JSON record was garbled on the console, left out: %s"
+                     % (label, rec[:80]))
+                continue
+            f.write(rec + "\n")
     if timed_out:
         problems.append("timed out after %d s (see %s)" % (timeout, log))
     samples, errors, skipped, start = {}, {}, {}, None
@@ -836,9 +845,14 @@ def main():
 
 # The report step: JSON Lines of kpkeys_bench runs -> the same tables
 
+ARCH_NAMES = {"aarch64": "arm64", "ppc64": "powerpc", "ppc64le": "powerpc"}
+
+
 def load_run(path):
-    """One kpkeys_bench -j file: (header, samples by row, skipped, errors)."""
+    """One kpkeys_bench -j file: (header, samples by row, skipped, errors).
+    A line that is not JSON is an error of the run, not of the report."""
     header, samples, skipped, errors = None, {}, {}, {}
+    bad = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -846,7 +860,11 @@ def load_run(path):
             try:
                 rec = json.loads(line)
             except ValueError as e:
-                die("%s:%d: not JSON (%s): is it a kpkeys_bench -j file?" % (path, n, e))
+                bad.append("line %d is not JSON (%s)" % (n, e))
+                continue
+            if not isinstance(rec, dict):
+                bad.append("line %d is not a JSON object" % n)
+                continue
             if "kpkeys_bench" in rec:
                 header = rec
             elif "skip" in rec:
@@ -859,12 +877,18 @@ def load_run(path):
                 samples.setdefault(rec["row"], []).append(s)
     if header is None:
         die("%s: no kpkeys_bench header record: not a kpkeys_bench -j file" % path)
+    header["arch"] = ARCH_NAMES.get(header.get("arch"), header.get("arch", "unknown"))
+    if bad:
+        errors["(file)"] = "; ".join(bad)
     return header, samples, skipped, errors
 
 
 def run_kind(header):
-    """'nokpkeys', or the mode of a kernel with kpkeys."""
-    if not header.get("kpkeys"):
+    """'nokpkeys', the mode of a kernel with kpkeys, or None when the run
+    could not tell (debugfs was not mounted)."""
+    if header.get("kpkeys") is None:
+        return None
+    if not header["kpkeys"]:
         return "nokpkeys"
     mode = header.get("mode", "")
     m = re.match(r"(off|nobatch|on)\b", mode)
@@ -887,13 +911,24 @@ def results_from_runs(paths):
         a = by_arch.setdefault(header.get("arch", "unknown"), [])
         a.append((path, header, samples, skipped, errors))
     results, problems = {}, []
-    for arch, runs in by_arch.items():
+    for arch, runs in list(by_arch.items()):
+        for x in runs:
+            if run_kind(x[1]) is None:
+                problems.append("%s: %s: left out: the run could not tell whether "
+                                "the kernel has kpkeys (debugfs not mounted)" % (arch, x[0]))
+        runs = [x for x in runs if run_kind(x[1]) is not None]
+        for what in ("quick", "map_bytes", "cpu", "virtual"):
+            seen = sorted({str(x[1].get(what)) for x in runs})
+            if len(seen) > 1:
+                problems.append("%s: runs with different %s (%s) are pooled: compare "
+                                "runs of one machine and one size" % (arch, what, ", ".join(seen)))
         res = {"arch": arch, "modes": {}, "counting": {}, "provenance": {},
                "rows_run": [r for r in ROW_IDS
                             if any(r in x[2] or r in x[3] for x in runs)]}
-        timing = [x for x in runs if not x[1].get("stats")] or runs
         for kind in MODES + ["nokpkeys"]:
-            mine = [x for x in timing if run_kind(x[1]) == kind]
+            # Timings from the runs without counters, where the mode has any.
+            mine = [x for x in runs if run_kind(x[1]) == kind]
+            mine = [x for x in mine if not x[1].get("stats")] or mine
             pooled, skipped = {}, {}
             for path, h, samples, sk, errs in mine:
                 for row, ss in samples.items():
@@ -938,7 +973,7 @@ def results_from_runs(paths):
             "and |difference| >= %.1f%%. \"off vs no kpkeys\" and *: against "
             "the runs on a kernel without kpkeys. Time: CLOCK_MONOTONIC "
             "(guest instructions under QEMU -icount)." % (
-                ", ".join("%s %d" % (k, sum(run_kind(x[1]) == k for x in timing))
+                ", ".join("%s %d" % (k, sum(run_kind(x[1]) == k for x in runs))
                           for k in MODES + ["nokpkeys"]), FLOOR_PCT))
         analyse(res)
         results[arch] = res

@@ -175,5 +175,19 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 			rc=1
 		fi
 	fi
+
+	# 32-bit x86 has no kpkeys backend but shares <asm/pgtable.h> with
+	# x86-64: the series must not break it.  tinyconfig, and only the mm
+	# files that use every page-table writer (a minute with ccache).
+	kernel_make i386 "$src" "$KPKEYS_BUILD/i386-headers" ""
+	if "${kmake[@]}" tinyconfig >/dev/null &&
+	   "${kmake[@]}" mm/memory.o mm/mprotect.o mm/mmap.o kernel/fork.o \
+		> "$results/i386-build.log" 2>&1; then
+		printf '{"label": "i386-build", "problems": [], "suites": {"build": [{"name": "i386_mm_files_build", "status": "PASS"}]}}\n' \
+			> "$results/i386-build.log.json"
+	else
+		no_boot i386-build "ARCH=i386 tinyconfig: mm/memory.o and friends do not build (see $results/i386-build.log)"
+		rc=1
+	fi
 fi
 exit $rc

@@ -191,10 +191,11 @@ class Arguments(unittest.TestCase):
 class ReportStep(unittest.TestCase):
     """bench.py report: kpkeys_bench -j files of any number of runs."""
 
-    def write_run(self, d, name, mode, values, kpkeys=True, stats=False, row="fork_h0"):
+    def write_run(self, d, name, mode, values, kpkeys=True, stats=False, row="fork_h0",
+                  arch="x86_64", extra=""):
         import json
         path = os.path.join(d, name)
-        hdr = {"kpkeys_bench": 1, "arch": "x86_64", "kernel": "7.3.4-g0123",
+        hdr = {"kpkeys_bench": 1, "arch": arch, "kernel": "7.3.4-g0123",
                "cmdline": "kpkeys_hardened_pgtables=%s" % mode,
                "mode": "%s (something)" % mode if kpkeys else "unknown",
                "cpu": "Test CPU", "virtual": False, "time": 0, "reps": len(values),
@@ -208,6 +209,7 @@ class ReportStep(unittest.TestCase):
                     rec.update({c: 0 for c in bench.COUNTERS})
                     rec["pgtables_switches"] = 10
                 f.write(json.dumps(rec) + "\n")
+            f.write(extra)
         return path
 
     def test_runs_grouped_by_mode_and_compared_with_off(self):
@@ -252,6 +254,43 @@ class ReportStep(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             _, problems = bench.results_from_runs([self.write_run(d, "o", "off", [1, 2])])
         self.assertTrue(any("at least 4" in p for p in problems))
+
+    def test_counting_kernels_in_every_mode_still_give_timings(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            runs = [self.write_run(d, m, m, [100 + i] * 4, stats=True)
+                    for i, m in enumerate(bench.MODES)]
+            runs.append(self.write_run(d, "nok", "off", [90] * 4, kpkeys=False))
+            results, _ = bench.results_from_runs(runs)
+        res = results["x86_64"]
+        for m in bench.MODES:
+            self.assertIn("rows", res["modes"][m], m)
+        self.assertEqual(res["modes"]["on"]["rows"]["fork_h0"]["median"], 102)
+
+    def test_uname_arch_names_are_the_project_names(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            results, _ = bench.results_from_runs(
+                [self.write_run(d, "a", "off", [1] * 4, arch="aarch64"),
+                 self.write_run(d, "p", "off", [1] * 4, arch="ppc64le")])
+        self.assertEqual(sorted(results), ["arm64", "powerpc"])
+
+    def test_run_that_cannot_tell_kpkeys_is_left_out(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            results, problems = bench.results_from_runs(
+                [self.write_run(d, "off", "off", [1] * 4),
+                 self.write_run(d, "unk", "off", [9] * 4, kpkeys=None)])
+        self.assertEqual(results["x86_64"]["modes"]["off"]["rows"]["fork_h0"]["median"], 1)
+        self.assertTrue(any("debugfs not mounted" in p for p in problems))
+
+    def test_garbled_line_is_a_problem_not_a_crash(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            p = self.write_run(d, "g", "off", [1] * 4, extra='{"row": "fork_h0", "re[  1.2] x\n')
+            results, problems = bench.results_from_runs([p])
+        self.assertEqual(results["x86_64"]["modes"]["off"]["rows"]["fork_h0"]["n"], 4)
+        self.assertTrue(any("not JSON" in x for x in problems))
 
     def test_not_a_run_file_is_refused(self):
         import tempfile

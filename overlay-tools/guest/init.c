@@ -511,6 +511,9 @@ static void run_bench(void)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		printf("kpkeys-init: cannot run %s (errno %d)\n", argv[0], errno);
+	else if (WIFSIGNALED(status))
+		printf("kpkeys-init: %s killed by signal %d\n", argv[0],
+		       WTERMSIG(status));
 	else
 		printf("kpkeys-init: %s exited with status %d\n", argv[0],
 		       WEXITSTATUS(status));
