@@ -646,9 +646,11 @@ def main():
         die("--rows: unknown row(s) %s (known: %s)" % (", ".join(bad), ", ".join(ROW_IDS)))
     modes = args.modes.split(",") if args.modes else MODES
     bad = [m for m in modes if m not in MODES]
-    if bad or "off" not in modes:
-        die("--modes: %s: the modes are %s, and off (the baseline) must be one"
-            % (args.modes, ", ".join(MODES)))
+    if bad:
+        die("--modes: %s: the modes are %s" % (args.modes, ", ".join(MODES)))
+    if "off" not in modes:
+        note("--modes without off: this run has no baseline of its own; combine "
+             "its .jsonl files with those of a run that has one (bench.py report)")
     reps = args.reps if args.reps is not None else (MIN_REPS if args.quick else 5)
     if not MIN_REPS <= reps <= 50:
         die("--reps %d: must be between %d and 50 (with fewer, the exact "
