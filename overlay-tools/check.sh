@@ -182,11 +182,11 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	kernel_make i386 "$src" "$KPKEYS_BUILD/i386-headers" ""
 	if "${kmake[@]}" tinyconfig >/dev/null &&
 	   "${kmake[@]}" mm/memory.o mm/mprotect.o mm/mmap.o kernel/fork.o \
-		> "$results/i386-build.log" 2>&1; then
-		printf '{"label": "i386-build", "problems": [], "suites": {"build": [{"name": "i386_mm_files_build", "status": "PASS"}]}}\n' \
-			> "$results/i386-build.log.json"
+		> "$results/$label+i386-build.log" 2>&1; then
+		printf '{"label": "%s+i386-build", "problems": [], "suites": {"build": [{"name": "i386_mm_files_build", "status": "PASS"}]}}\n' "$label" \
+			> "$results/$label+i386-build.log.json"
 	else
-		no_boot i386-build "ARCH=i386 tinyconfig: mm/memory.o and friends do not build (see $results/i386-build.log)"
+		no_boot "$label+i386-build" "ARCH=i386 tinyconfig: mm/memory.o and friends do not build (see $results/$label+i386-build.log)"
 		rc=1
 	fi
 fi
