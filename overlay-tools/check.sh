@@ -87,7 +87,12 @@ x86_64)
 esac
 
 rc=0
-boot "$label" "" --expect-line "kpkeys: hardened page tables: " "${hw[@]}" || rc=1
+# The default boot also runs kselftest's runner on the series' selftests
+# (the suite kpkeys_kselftest, see guest/init.c).
+boot "$label" "kpkeys_init.kselftest=1" \
+	--expect-line "kpkeys: hardened page tables: " "${hw[@]}" \
+	--expect-suite kpkeys_kselftest \
+	--expect-pass "kpkeys_kselftest.selftests: kpkeys: kpkeys_bench" || rc=1
 if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	nopks="hardened page tables: software only (this CPU has no usable protection keys for the kernel)"
 	boot "$label+nopks" "nopks" \

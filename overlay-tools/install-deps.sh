@@ -24,10 +24,12 @@ esac
 # kernel (scripts/checker-valid.sh); otherwise fetch-sparse.sh builds one
 # from Debian sid's source package with apt-get source (dpkg-dev), make,
 # gcc and libc6-dev.  ovmf is the UEFI firmware (/usr/share/ovmf/OVMF.fd)
-# of the x86_64 debug-uefi boot (check.sh).
+# of the x86_64 debug-uefi boot (check.sh).  The cross libc6-dev packages
+# link the kselftest build of selftests/kpkeys statically (mkinitrd.sh).
 base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 	   kmod xz-utils git python3 perl sparse ccache gnuplot-nox
 	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+	   libc6-dev-arm64-cross libc6-dev-ppc64el-cross
 	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates
 	   python3-ply python3-git ovmf)
 # Packages that must come from bookworm-backports (QEMU 10.0: powernv icount).

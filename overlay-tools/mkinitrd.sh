@@ -4,8 +4,11 @@
 # Build the guest initramfs for one architecture: guest/init.c (/init) and
 # tools/testing/selftests/kpkeys/kpkeys_bench.c of the tree (/kpkeys_bench)
 # compiled statically with the kernel's nolibc
-# against the headers_install output of the kernel build, and
-# lib/test_vmalloc.ko, packed as a gzip'ed newc cpio.
+# against the headers_install output of the kernel build,
+# lib/test_vmalloc.ko, and the kselftest install of the tree's
+# selftests/kpkeys (/kselftest: kselftest's make, static glibc) with
+# Debian's busybox-static (/bin) for kselftest's runner, packed as a
+# gzip'ed newc cpio.
 #
 # usage: mkinitrd.sh <arch> <kernel tree> <kernel build dir>
 # Writes <kernel build dir>/initrd.gz.
@@ -15,6 +18,8 @@ set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: $0 <arch> <kernel tree> <kernel build dir>" >&2; exit 2; }
 arch=$1 src=$2 out=$3
 check_arch "$arch"
+[ -d "$out" ] || die "$out: no such kernel build directory"
+out=$(cd "$out" && pwd)	# make -C below changes directory
 hdrs=$out/usr-headers/include
 [ -d "$hdrs" ] || die "$hdrs missing: build the kernel first (make ARCH=$arch)"
 nolibc=$src/tools/include/nolibc
@@ -36,6 +41,30 @@ for prog in "init:$KPKEYS_REPO/overlay-tools/guest/init.c" "kpkeys_bench:$bench"
 	"$cc" -Os -static -nostdlib -nostdinc -fno-stack-protector -Wall -Werror \
 		-I"$nolibc" -I"$hdrs" -include "$nolibc/nolibc.h" \
 		-o "$stage/${prog%%:*}" "${prog#*:}" -lgcc
+done
+# kselftest's runner in the guest (init's kpkeys_init.kselftest=1): the
+# series' selftests installed by kselftest's own make, linked statically
+# against the cross glibc, and busybox for the shell and the tools the
+# runner calls.  No timeout applet: the runner would call it with
+# --foreground, which busybox's lacks (without one the runner runs the
+# test directly, and run-qemu.py's timeout still applies).
+busybox=$("$KPKEYS_REPO/overlay-tools/fetch-busybox.sh" "$arch") ||
+	die "no busybox-static for $arch (see above): kselftest's runner needs a shell in the guest"
+ksft_build=$out/kselftest-build
+rm -rf "$stage/kselftest"
+if ! make -s -C "$src/tools/testing/selftests" TARGETS=kpkeys \
+	ARCH="$arch" CROSS_COMPILE="$(cross_compile "$arch")" \
+	KHDR_INCLUDES="-isystem $hdrs" LDFLAGS=-static O="$ksft_build" \
+	INSTALL_PATH="$stage/kselftest" install > "$out/kselftest-build.log" 2>&1; then
+	cat "$out/kselftest-build.log" >&2
+	die "kselftest's make of selftests/kpkeys failed (above; a static build needs Debian's libc6-dev for the host, libc6-dev-arm64-cross or libc6-dev-ppc64el-cross: overlay-tools/install-deps.sh)"
+fi
+mkdir -p "$stage/bin" "$stage/usr/bin"
+cp "$busybox" "$stage/bin/busybox"
+for applet in sh basename cat cut dirname echo env false grep head ls mkdir \
+	      mktemp printf readlink realpath rm sed sleep sort tail tee test \
+	      tr true uname wc; do
+	ln -s busybox "$stage/bin/$applet"
 done
 # The benchmark's vmalloc rows and a guest test load test_vmalloc.
 vmtest=$out/lib/test_vmalloc.ko

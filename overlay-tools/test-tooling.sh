@@ -236,7 +236,32 @@ test_sparse() {
 	fi
 }
 
+# fetch-busybox.sh: a bad architecture and an unreachable mirror are
+# refused with what went wrong, and leave no busybox in the cache.
+test_busybox() {
+	local bb=$work/busybox cache out
+	cache=$bb/cache
+	mkdir -p "$cache"
+	out=$(KPKEYS_CACHE=$cache "$KPKEYS_REPO/overlay-tools/fetch-busybox.sh" sparc 2>&1)
+	if [ $? -ne 0 ] && grep -q "unknown architecture 'sparc'" <<<"$out"; then
+		record busybox_bad_arch_is_refused 0
+	else
+		record busybox_bad_arch_is_refused 1 "$out"
+	fi
+	echo 'Acquire::Retries "0";' > "$bb/apt.conf"
+	out=$(APT_CONFIG=$bb/apt.conf KPKEYS_CACHE=$cache \
+		KPKEYS_BUSYBOX_MIRROR=http://127.0.0.1:9/debian \
+		"$KPKEYS_REPO/overlay-tools/fetch-busybox.sh" arm64 2>&1)
+	if [ $? -ne 0 ] && grep -q "no busybox was installed" <<<"$out" &&
+	   [ -z "$(ls -d "$cache"/busybox-* 2>/dev/null)" ]; then
+		record busybox_failed_fetch_changes_nothing 0
+	else
+		record busybox_failed_fetch_changes_nothing 1 "$(tail -n 3 <<<"$out")"
+	fi
+}
+
 test_bad_arch_refused
+test_busybox
 test_bench
 test_sparse
 test_wrong_version_refused

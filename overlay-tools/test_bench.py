@@ -114,6 +114,53 @@ class NoKpkeysBaseline(unittest.TestCase):
                                100 / 95 * 100 - 100)
 
 
+class SmpRows(unittest.TestCase):
+    def test_smp_rows_boot_apart_with_two_vcpus_by_wall_clock(self):
+        calls = []
+
+        def fake_boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu,
+                      rows, tag="", smp=1):
+            calls.append((tuple(rows), smp))
+            return {"samples": {r: samples([100] * reps) for r in rows},
+                    "errors": {}, "skipped": {}, "problems": [], "start": {},
+                    "wall_s": 1, "log": "x", "mode_line": "", "cmdline": "",
+                    "software_only": None}
+
+        class Args:
+            quick = False
+        saved, bench.boot = bench.boot, fake_boot
+        try:
+            problems = []
+            pooled, _, boots, _ = bench.run_boots(
+                None, "x86_64", "o", "on", 2, 4, Args(), 1, "/tmp",
+                ["fork_h0", "fork_smp2", "vmalloc_fix_p64_smp2"], problems,
+                "nokpkeys")
+        finally:
+            bench.boot = saved
+        self.assertEqual(problems, [])
+        self.assertEqual(sorted(set(calls)), [
+            (("fork_h0",), 1), (("fork_smp2", "vmalloc_fix_p64_smp2"), 2)])
+        self.assertEqual(len(calls), 4)             # 2 boots of each kind
+        self.assertEqual(sorted(b["smp"] for b in boots), [1, 1, 2, 2])
+        self.assertEqual(sorted({s["boot"] for s in pooled["fork_smp2"]}), [1, 2])
+
+    def test_smp_rows_are_marked_only_from_the_larger_floor(self):
+        res = result([100] * 5, [100] * 5)
+        for mode, v in (("off", 100), ("on", 103)):
+            s = {"fork_smp2": samples([v, v + 0.1, v, v - 0.1, v])}
+            res["modes"][mode]["rows"].update({r: bench.summarise(x) for r, x in s.items()})
+        bench.analyse(res)
+        c = res["modes"]["on"]["rows"]["fork_smp2"]
+        self.assertLess(c["p"], 0.05)
+        self.assertAlmostEqual(c["overhead_pct"], 3.0)
+        self.assertEqual(c["mark"], "")             # +3% < 5%: noise by wall clock
+        for mode, v in (("off", 100), ("on", 110)):
+            s = {"fork_smp2": samples([v, v + 0.1, v, v - 0.1, v])}
+            res["modes"][mode]["rows"].update({r: bench.summarise(x) for r, x in s.items()})
+        bench.analyse(res)
+        self.assertEqual(res["modes"]["on"]["rows"]["fork_smp2"]["mark"], "R")
+
+
 class Counters(unittest.TestCase):
     def counting(self, mode, row, **c):
         base = {k: 0.0 for k in bench.COUNTERS}
@@ -142,6 +189,18 @@ class Counters(unittest.TestCase):
         p = bench.counter_problems(self.counting("on", "fork_h1", pgtables_switches=5))
         self.assertEqual(len(p), 1)
         self.assertIn("fork_h1", p[0])
+
+    def test_munmap_h1_may_skip_nothing_but_must_not_add_switches(self):
+        # One guard per THP batch, one batch per lazy MMU section: the
+        # section's first (only) write switches, nothing is skipped.
+        c = self.counting("nobatch", "munmap_h1", pgtables_switches=64)
+        c.update(self.counting("on", "munmap_h1", pgtables_switches=65,
+                               lazy_mmu_sections=32))
+        self.assertEqual(bench.counter_problems(c), [])
+        c["on"]["rows"]["munmap_h1"]["pgtables_switches"] = 96
+        p = bench.counter_problems(c)
+        self.assertEqual(len(p), 1)
+        self.assertIn("munmap_h1", p[0])
 
     def test_huge_vmalloc_must_map_pmds(self):
         c = self.counting("nobatch", "vmalloc_fix_p512_h0", pgtables_switches=1030)

@@ -8,6 +8,9 @@
  * "kpkeys-init: done" and reboots; QEMU runs with -no-reboot and exits.
  *
  * Options are read from /proc/cmdline:
+ *   kpkeys_init.kselftest=1                 after the tests, kselftest's
+ *                                           runner on /kselftest (the
+ *                                           suite kpkeys_kselftest)
  *   kpkeys_init.bench=1                     run /kpkeys_bench (the series'
  *                                           tools/testing/selftests/kpkeys)
  *                                           instead of the tests
@@ -520,6 +523,93 @@ static void run_bench(void)
 	fflush(stdout);
 }
 
+/*
+ * kpkeys_init.kselftest=1: run kselftest's own runner, run_kselftest.sh,
+ * on the kselftest install of the series' selftests (mkinitrd.sh builds
+ * it with kselftest's make into /kselftest) with busybox's shell, and
+ * report it as the suite kpkeys_kselftest: the runner's TAP, indented as
+ * the suite's subtests.  The benchmark gets a short row list through the
+ * runner's per-test arguments (KSELFTEST_KPKEYS_BENCH_ARGS); the rows on
+ * two CPUs are among them, the check boots have two.  The suite fails if
+ * the runner reports a failure, reports nothing, or exits non-zero.
+ */
+#define KSELFTEST_RUNNER	"/kselftest/run_kselftest.sh"
+#define KSELFTEST_BENCH_ARGS	"-q -r 1 -R null_syscall,fork_h0,munmap_h0," \
+				"vmalloc_fix_p1_h0,fork_smp2,vmalloc_fix_p64_smp2"
+
+static void run_kselftest(void)
+{
+	static char buf[4096], line[1024];
+	char *argv[] = { "/bin/sh", KSELFTEST_RUNNER, NULL };
+	char *envp[] = { "PATH=/bin:/usr/bin", "HOME=/",
+			 "KSELFTEST_KPKEYS_BENCH_ARGS=" KSELFTEST_BENCH_ARGS, NULL };
+	int fds[2], status = -1, oks = 0, fails = 0;
+	size_t len = 0;
+	ssize_t n, i;
+	pid_t pid;
+
+	ktap("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: kpkeys_kselftest\n");
+	if (access(KSELFTEST_RUNNER, R_OK) || access("/bin/sh", X_OK)) {
+		ktap("    1..0 # SKIP no kselftest install or no /bin/sh in the initramfs\n");
+		ktap("ok 1 kpkeys_kselftest # SKIP no kselftest install\n");
+		return;
+	}
+	if (pipe(fds)) {
+		ktap("    # cannot create a pipe (errno %d)\nnot ok 1 kpkeys_kselftest\n",
+		     errno);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		if (chdir("/kselftest") == 0)
+			execve(argv[0], argv, envp);
+		printf("# cannot run %s (errno %d)\n", KSELFTEST_RUNNER, errno);
+		_exit(127);
+	}
+	close(fds[1]);
+	/* Line by line, indented: the runner's TAP is the suite's subtests. */
+	while (pid > 0 && (n = read(fds[0], buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] != '\n' && len < sizeof(line) - 1) {
+				line[len++] = buf[i];
+				continue;
+			}
+			if (buf[i] != '\n')
+				continue;	/* an over-long line: cut */
+			line[len] = '\0';
+			len = 0;
+			/* The suite's version line is above; the runner's plan follows. */
+			if (!oks && !fails && !strncmp(line, "TAP version ", 12))
+				continue;
+			ktap("    %s\n", line);
+			if (!strncmp(line, "ok ", 3))
+				oks++;
+			else if (!strncmp(line, "not ok ", 7))
+				fails++;
+		}
+	}
+	if (len) {		/* a last line without its newline */
+		line[len] = '\0';
+		ktap("    %s\n", line);
+	}
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		ktap("    # cannot run %s (errno %d)\n", KSELFTEST_RUNNER, errno);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ktap("    # %s exited with status %d\n", KSELFTEST_RUNNER,
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (!oks && !fails)
+		ktap("    # the runner reported no test\n");
+	ktap("%s 1 kpkeys_kselftest\n",
+	     !fails && oks && WIFEXITED(status) && !WEXITSTATUS(status) ?
+	     "ok" : "not ok");
+}
+
 int main(void)
 {
 	char provoke[64];
@@ -536,6 +626,12 @@ int main(void)
 	mkdir("/dev", 0755);
 	if (mknod("/dev/kmsg", S_IFCHR | 0600, makedev(1, 11)) && errno != EEXIST)
 		printf("kpkeys-init: cannot create /dev/kmsg (errno %d)\n", errno);
+	/* kselftest's runner writes to /dev/stdout and /dev/null. */
+	if ((mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3)) && errno != EEXIST) ||
+	    (symlink("/proc/self/fd", "/dev/fd") && errno != EEXIST) ||
+	    (symlink("/proc/self/fd/1", "/dev/stdout") && errno != EEXIST) ||
+	    (symlink("/proc/self/fd/2", "/dev/stderr") && errno != EEXIST))
+		printf("kpkeys-init: cannot populate /dev (errno %d)\n", errno);
 
 	if (!cmdline_get("kpkeys_init.bench", provoke, sizeof(provoke)) &&
 	    !strcmp(provoke, "1")) {
@@ -553,6 +649,9 @@ int main(void)
 		  sizeof(guest_tests) / sizeof(guest_tests[0]));
 	run_suite("kpkeys_hardened_pgtables_guest", pgtables_tests,
 		  sizeof(pgtables_tests) / sizeof(pgtables_tests[0]));
+	if (!cmdline_get("kpkeys_init.kselftest", provoke, sizeof(provoke)) &&
+	    !strcmp(provoke, "1"))
+		run_kselftest();
 	printf("kpkeys-init: done\n");
 	fflush(stdout);
 	reboot(RB_AUTOBOOT);

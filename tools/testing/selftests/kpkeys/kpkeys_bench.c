@@ -9,7 +9,9 @@
  * mapping, vmalloc through lib/test_vmalloc.ko, page faults, process
  * spawn, syscalls and context switches.  Each row runs once untimed and
  * then -r times; the time is CLOCK_MONOTONIC (under QEMU -icount shift=0:
- * executed guest instructions, 1 ns each).
+ * executed guest instructions, 1 ns each).  The rows ending in _smp2 run
+ * on two CPUs at once and need them; the project times them in a separate
+ * boot with two vCPUs and no -icount, by wall clock.
  *
  * Compare modes by booting the same kernel with kpkeys_hardened_pgtables=
  * off, nobatch and on (and a kernel without kpkeys for the syscall and
@@ -208,6 +210,7 @@ struct row {
 	long arg;		/* huge pages (fork, munmap), test mask (vmalloc) */
 	long arg2;		/* MiB mapped (fork, munmap), big (vmalloc) */
 	const char *params;	/* test_vmalloc parameters */
+	int cpus;		/* CPUs it runs on at once (0: one) */
 };
 
 static unsigned long long now_ns(void)
@@ -323,6 +326,95 @@ static int run_fork(const struct row *row, struct sample *s)
 	timed_end(s, n);
 	munmap(base, base_len);
 	return 0;
+}
+
+/*
+ * Two CPUs at once: two processes, one pinned to each of CPUs 0 and 1,
+ * each with its own touched mapping, fork it in a loop at the same time.
+ * Their page-table allocations and frees meet in the kpkeys pool (its
+ * lock, and its refills, whose keying flushes the TLB of both CPUs).  Each
+ * times its own loop, started together once both have mapped and touched;
+ * the time is their mean, per fork (and the child's exit).  The counters
+ * cover the whole row, the mappings' set-up and teardown included.
+ */
+static int run_fork_smp(const struct row *row, struct sample *s)
+{
+	unsigned long long ns[2] = { 0, 0 };
+	unsigned long i, n = quick ? 10 : 50;
+	int ready[2], go[2], res[2], w, status, ret = 0;
+	pid_t pids[2] = { -1, -1 };
+	char c = 0;
+
+	if (pipe(ready))
+		return -1;
+	if (pipe(go)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	if (pipe(res)) {
+		close(ready[0]);
+		close(ready[1]);
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	for (w = 0; w < 2; w++) {
+		pids[w] = fork();
+		if (pids[w] == 0) {
+			unsigned long mask = 1UL << w, base_len;
+			unsigned long long t0, t;
+			long thp_kb;
+			char *base;
+
+			close(ready[0]);
+			close(go[1]);
+			close(res[0]);
+			/* Unpinned if this fails: the row still runs on two CPUs. */
+			syscall(__NR_sched_setaffinity, 0, sizeof(mask), &mask);
+			if (!map_touched(row, &thp_kb, &base, &base_len))
+				_exit(1);
+			if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(1);
+			t0 = now_ns();
+			for (i = 0; i < n; i++) {
+				pid_t pid = fork();
+
+				if (pid == 0)
+					_exit(0);
+				if (pid < 0 || waitpid(pid, &status, 0) != pid)
+					_exit(1);
+			}
+			t = now_ns() - t0;
+			_exit(write(res[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+		}
+		if (pids[w] < 0)
+			ret = -1;
+	}
+	/* Each side keeps only its ends: a worker that dies is an EOF here. */
+	close(ready[1]);
+	close(go[0]);
+	close(res[1]);
+	for (w = 0; w < 2 && !ret; w++)
+		if (read(ready[0], &c, 1) != 1)
+			ret = -1;
+	timed_begin(s);
+	for (w = 0; w < 2 && !ret; w++)
+		if (write(go[1], &c, 1) != 1)
+			ret = -1;
+	close(go[1]);
+	for (w = 0; w < 2 && !ret; w++)
+		if (read(res[0], &ns[w], sizeof(ns[w])) != sizeof(ns[w]))
+			ret = -1;
+	timed_end(s, n);
+	for (w = 0; w < 2; w++)
+		if (pids[w] > 0 &&
+		    (waitpid(pids[w], &status, 0) != pids[w] || status))
+			ret = -1;
+	close(ready[0]);
+	close(res[0]);
+	s->ns = (ns[0] + ns[1]) / 2;
+	return ret;
 }
 
 static int run_munmap(const struct row *row, struct sample *s)
@@ -563,15 +655,16 @@ static int run_test_vmalloc(const char *params, char *klog, size_t size)
 static int run_vmalloc(const struct row *row, struct sample *s)
 {
 	static char params[256], klog[1 << 16], name[64];
-	unsigned long loops = quick ? 500 : 5000;
-	char *line, *p;
+	unsigned long loops = quick ? 500 : 5000, usec = 0;
+	int threads = row->cpus ? row->cpus : 1, seen = 0;
+	char *line, *p, *q;
 
 	/* 512 pages and more: a tenth of the loops, the same order of time. */
 	if (row->arg2)
 		loops /= 10;
 	snprintf(params, sizeof(params),
-		 "nr_threads=1 test_repeat_count=1 test_loop_count=%lu %s",
-		 loops, row->params);
+		 "nr_threads=%d test_repeat_count=1 test_loop_count=%lu %s",
+		 threads, loops, row->params);
 	timed_begin(s);
 	if (run_test_vmalloc(params, klog, sizeof(klog)))
 		return -1;
@@ -579,19 +672,28 @@ static int run_vmalloc(const struct row *row, struct sample *s)
 	snprintf(name, sizeof(name), "Summary: %s passed:",
 		 row->arg == 8 ? "random_size_alloc_test" :
 		 row->arg == 1024 ? "vm_map_ram_test" : "fix_size_alloc_test");
-	line = strstr(klog, name);
-	if (!line)
+	/*
+	 * One summary per thread:
+	 * "... passed: <n> failed: <n> xfailed: <n> ... avg: <n> usec".
+	 * Every thread must have passed; the time is their mean.
+	 */
+	for (line = klog; (line = strstr(line, name)); line = p + 1, seen++) {
+		p = strchr(line, '\n');
+		if (!p)
+			p = line + strlen(line) - 1;
+		else
+			*p = '\0';
+		q = strstr(line, "avg: ");
+		if (!strstr(line, " failed: 0 ") || !q)
+			return -1;
+		usec += atol(q + 5);
+	}
+	if (seen != threads) {
+		vmalloc_failed = "counting the test_vmalloc summaries";
+		errno = EPROTO;
 		return -1;
-	p = strchr(line, '\n');
-	if (p)
-		*p = '\0';
-	/* "... passed: <n> failed: <n> xfailed: <n> ... avg: <n> usec" */
-	if (!strstr(line, " failed: 0 "))
-		return -1;
-	p = strstr(line, "avg: ");
-	if (!p)
-		return -1;
-	s->ns = atol(p + 5) * 1000ULL;
+	}
+	s->ns = usec * 1000ULL / threads;
 	return 0;
 }
 
@@ -599,6 +701,7 @@ static int run_vmalloc(const struct row *row, struct sample *s)
 #define MUNMAP(n, h, mib)	{ n, run_munmap, h, mib }
 #define VMALLOC(n, mask, p)	{ n, run_vmalloc, mask, 0, p }
 #define VMALLOC_BIG(n, p)	{ n, run_vmalloc, 1, 1, "run_test_mask=1 " p }
+#define VMALLOC_SMP(n, p)	{ n, run_vmalloc, 1, 0, "run_test_mask=1 " p, 2 }
 
 static const struct row rows[] = {
 	FORK("fork_h0", 0, 0),
@@ -632,6 +735,8 @@ static const struct row rows[] = {
 	{ "spawn", run_spawn },
 	{ "page_fault1", run_page_fault },
 	{ "pgtable_churn", run_churn },
+	{ "fork_smp2", run_fork_smp, 0, 16, NULL, 2 },
+	VMALLOC_SMP("vmalloc_fix_p64_smp2", "nr_pages=64 use_huge=0"),
 };
 
 /* Left out by -q unless -R names them: the sweep around the 64 MiB rows. */
@@ -655,9 +760,44 @@ static int row_selected(const char *list, const struct row *row)
 	return 0;
 }
 
+/* Online CPUs, from /sys/devices/system/cpu/online ("0-1", "0,2-3"); 0 if unreadable. */
+static int online_cpus(void)
+{
+	static char buf[256];
+	int n = 0, a, b;
+	char *p = buf;
+
+	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) < 0)
+		return 0;
+	while (*p >= '0' && *p <= '9') {
+		a = atoi(p);
+		b = a;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '-') {
+			b = atoi(++p);
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		n += b - a + 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
 /* Why @row cannot run on this kernel, or NULL. */
 static const char *row_skip_reason(const struct row *row)
 {
+	if (row->cpus > 1) {
+		int cpus = online_cpus();
+
+		if (!cpus)
+			return "cannot read /sys/devices/system/cpu/online";
+		if (row->cpus > cpus)
+			return "needs 2 online CPUs (the project runs it in a 2-vCPU boot)";
+	}
 	if ((row->run == run_fork || row->run == run_munmap) && row->arg &&
 	    !pmd_size)
 		return "no THP in this kernel (transparent_hugepage/hpage_pmd_size absent or 0)";
