@@ -252,6 +252,22 @@ def summarise(samples):
 
 # One boot
 
+def parse_result(rest):
+    """A "result <row> <rep> ns=.. ops=.. [k=v ...]" record, or None if it
+    is not one (garbled on the console)."""
+    f = rest.split()
+    try:
+        vals = dict(kv.split("=", 1) for kv in f[2:])
+        s = {"row": f[0], "rep": int(f[1]), "ns": int(vals["ns"]),
+             "ops": int(vals["ops"])}
+        if "thp_kb" in vals:
+            s["thp_kb"] = int(vals["thp_kb"])
+        s["counters"] = {c: int(vals[c]) for c in COUNTERS if c in vals}
+    except (IndexError, KeyError, ValueError):
+        return None
+    return s if s["ops"] > 0 else None
+
+
 def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag="",
          smp=1):
     """One boot: -smp 1 under -icount, or @smp vCPUs by wall clock."""
@@ -287,6 +303,9 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag="",
         cmd[:1] + (["-icount", "shift=0,sleep=off", "-smp", "1"] if smp == 1
                    else ["-smp", str(smp), "(wall clock)"]))))
     lines, timed_out, rc, wall = rq.run(cmd, log, timeout, label, on_line=on_line)
+    # A kernel message can split a guest line on the shared console (with
+    # two vCPUs, often): put the benchmark's lines back together first.
+    lines, _ = rq.reassemble(lines)
     problems, _ = rq.find_problems(lines, set())
     # The program's own JSON Lines (kpkeys_bench -j -), as it writes them
     # on a real machine: the input of 'bench.py report'.
@@ -321,15 +340,14 @@ def boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu, rows, tag="",
             row, what = (rest.split(None, 1) + [""])[:2]
             skipped[row] = what
         elif kind == "result":
-            f = rest.split()
-            row, rep = f[0], int(f[1])
-            vals = dict(kv.split("=", 1) for kv in f[2:])
-            if rep == 0:
+            s = parse_result(rest)
+            if s is None:
+                note("[%s] a result line was garbled on the console, left out: %s"
+                     % (label, rest[:80]))
+                continue
+            row, f = s.pop("row"), rest.split()
+            if s["rep"] == 0:
                 continue        # warm-up
-            s = {"rep": rep, "ns": int(vals["ns"]), "ops": int(vals["ops"])}
-            if "thp_kb" in vals:
-                s["thp_kb"] = int(vals["thp_kb"])
-            s["counters"] = {c: int(vals[c]) for c in COUNTERS if c in vals}
             b = stamps.get(("begin", row, f[1]))
             e = stamps.get(("result", row, f[1]))
             if b is not None and e is not None:

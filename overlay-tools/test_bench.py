@@ -161,6 +161,32 @@ class SmpRows(unittest.TestCase):
         self.assertEqual(res["modes"]["on"]["rows"]["fork_smp2"]["mark"], "R")
 
 
+class ConsoleRecords(unittest.TestCase):
+    def test_result_records_parse(self):
+        s = bench.parse_result("fork_h0 2 ns=1000 ops=2 thp_kb=0 reg_writes=4")
+        self.assertEqual((s["row"], s["rep"], s["ns"], s["ops"], s["thp_kb"]),
+                         ("fork_h0", 2, 1000, 2, 0))
+        self.assertEqual(s["counters"], {"reg_writes": 4})
+
+    def test_garbled_result_records_are_left_out(self):
+        # A kernel message written into the line (two vCPUs share a console).
+        self.assertIsNone(bench.parse_result("[    1.709781] clocksource: tsc: mask"))
+        self.assertIsNone(bench.parse_result("fork_h0 1 ns=12"))
+        self.assertIsNone(bench.parse_result("fork_h0 1 ns=12 ops=0"))
+
+    def test_split_result_line_is_put_back_together(self):
+        rq = bench.load_run_qemu()
+        lines = ["[    1.673282] All test took worker1=46277018 cycles",
+                 "# kpkeys-bench: result [    1.709781] clocksource: tsc: mask",
+                 "vmalloc_fix_p64_smp2 4 ns=16500000 ops=500"]
+        out, joined = rq.reassemble(lines)
+        self.assertEqual(joined, 1)
+        rec = [l for l in out if "kpkeys-bench: result" in l]
+        m = bench.LINE_RE.search(rec[0])
+        s = bench.parse_result(m.group(2))
+        self.assertEqual((s["row"], s["rep"], s["ns"]), ("vmalloc_fix_p64_smp2", 4, 16500000))
+
+
 class Counters(unittest.TestCase):
     def counting(self, mode, row, **c):
         base = {k: 0.0 for k in bench.COUNTERS}
