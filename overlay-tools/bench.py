@@ -173,6 +173,22 @@ def build(arch, tree, variant="test"):
     return out
 
 
+def use_project_qemu(rq, arch):
+    """arm64 and powerpc boot the project's QEMU, as make check does.
+
+    overlay-tools/build-qemu.sh builds it once and caches it;
+    KPKEYS_QEMU_BINDIR, if set, names another directory of qemu-system-*.
+    """
+    if not rq.QEMU[arch].get("project_qemu") or os.environ.get("KPKEYS_QEMU_BINDIR"):
+        return
+    r = subprocess.run([os.path.join(REPO, "overlay-tools", "build-qemu.sh")],
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode or not r.stdout.strip():
+        die("%s boots the project's QEMU, and overlay-tools/build-qemu.sh could "
+            "not build it (see above)" % arch)
+    os.environ["KPKEYS_QEMU_BINDIR"] = r.stdout.strip()
+
+
 def provenance(tree, out, qemu):
     """Where a result comes from: enough to rebuild and rerun it."""
     def run(cmd):
@@ -746,6 +762,7 @@ def main():
                 return out
             return build(arch, args.tree, variant)
 
+        use_project_qemu(rq, arch)
         test_out = kernel("test")
         backend = kconfig(test_out, "ARCH_HAS_KPKEYS_HARDENED_PGTABLES")
         timing = "prod" if backend else "test"

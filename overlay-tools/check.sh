@@ -21,6 +21,17 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 <arch> <kernel tree>" >&2; exit 2; }
 arch=$1 src=$2
 check_arch "$arch"
+# arm64 and powerpc boot the project's QEMU (built once, then cached);
+# KPKEYS_QEMU_BINDIR, if set, names another directory of qemu-system-*.
+case "$arch" in
+arm64|powerpc)
+	if [ -z "${KPKEYS_QEMU_BINDIR:-}" ]; then
+		KPKEYS_QEMU_BINDIR=$("$KPKEYS_REPO/overlay-tools/build-qemu.sh") ||
+			die "$arch boots the project's QEMU, and it could not be built (see above)"
+		export KPKEYS_QEMU_BINDIR
+	fi
+	;;
+esac
 llvm=$(llvm_arg "${LLVM:-}")
 out=$(build_dir "$arch" "$llvm")
 label=$arch${llvm:+-llvm}
@@ -85,12 +96,30 @@ x86_64)
 	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults)
 	;;
 esac
+# arm64 and powerpc: the default boot also shows that the project's QEMU
+# enforces the user pkey register (POR_EL0, the AMR) as the architecture
+# says: our own test of a permission taken away, and Linux's own pkey
+# selftests (guest/init.c: kpkeys_init.pkeys=1, a full plan required).
+pkeys=() pkeys_param=
+case "$arch" in
+arm64|powerpc)
+	pkeys_param=kpkeys_init.pkeys=1
+	pkeys=(--expect-suite emulator_keys --expect-suite upstream_pkey_selftests
+	       --expect-pass emulator_keys.key_write_disable_faults_at_once)
+	if [ "$arch" = arm64 ]; then
+		pkeys+=(--expect-pass upstream_pkey_selftests.protection_keys
+			--expect-pass upstream_pkey_selftests.pkey_sighandler_tests)
+	else
+		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_exec_prot)
+	fi
+	;;
+esac
 
 rc=0
 # The default boot also runs kselftest's runner on the series' selftests
 # (the suite kpkeys_kselftest, see guest/init.c).
-boot "$label" "kpkeys_init.kselftest=1" \
-	--expect-line "kpkeys: hardened page tables: " "${hw[@]}" \
+boot "$label" "kpkeys_init.kselftest=1${pkeys_param:+ $pkeys_param}" \
+	--expect-line "kpkeys: hardened page tables: " "${hw[@]}" "${pkeys[@]}" \
 	--expect-suite kpkeys_kselftest \
 	--expect-pass "kpkeys_kselftest.selftests: kpkeys: kpkeys_bench" || rc=1
 if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then

@@ -31,9 +31,15 @@ base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
 	   libc6-dev-arm64-cross libc6-dev-ppc64el-cross
 	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates
-	   python3-ply python3-git ovmf)
-# Packages that must come from bookworm-backports (QEMU 10.0: powernv icount).
-bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data)
+	   python3-ply python3-git ovmf
+	   libglib2.0-dev libpixman-1-dev libfdt-dev device-tree-compiler
+	   ninja-build python3-venv)
+# Packages that must come from bookworm-backports: QEMU 10.0 (powernv
+# icount; x86_64 guests and the firmware of the others), and what building
+# the project's QEMU for arm64 and powerpc needs besides the bookworm
+# packages above (build-qemu.sh: meson >= 1.5, pycotap for its tests).
+bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data
+	 meson python3-pycotap)
 bp_list=/etc/apt/sources.list.d/kpkeys-bookworm-backports.list
 
 missing() {

@@ -7,8 +7,9 @@
 # against the headers_install output of the kernel build,
 # lib/test_vmalloc.ko, and the kselftest install of the tree's
 # selftests/kpkeys (/kselftest: kselftest's make, static glibc) with
-# Debian's busybox-static (/bin) for kselftest's runner, packed as a
-# gzip'ed newc cpio.
+# Debian's busybox-static (/bin) for kselftest's runner, and on arm64 and
+# powerpc Linux's user-pkey selftests (/pkeys), packed as a gzip'ed newc
+# cpio.
 #
 # usage: mkinitrd.sh <arch> <kernel tree> <kernel build dir>
 # Writes <kernel build dir>/initrd.gz.
@@ -31,7 +32,11 @@ command -v "$cc" >/dev/null || die "$cc not found (run overlay-tools/install-dep
 # of the kernel under test, and gcc links nolibc against libgcc simply.
 stage=$out/initramfs
 rm -rf "$stage"
-mkdir -p "$stage/proc" "$stage/sys" "$stage/tmp"
+mkdir -p "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/etc"
+chmod 1777 "$stage/tmp"
+# The pkey selftests run as nobody, and protection_keys reads /etc/passwd.
+printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/tmp:/bin/false\n' > "$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
 mkdir -p "$stage/lib"
 bench=$src/tools/testing/selftests/kpkeys/kpkeys_bench.c
 [ -f "$bench" ] || die "$bench missing: $src is not a kpkeys tree (make tree)"
@@ -58,6 +63,35 @@ if ! make -s -C "$src/tools/testing/selftests" TARGETS=kpkeys \
 	INSTALL_PATH="$stage/kselftest" install > "$out/kselftest-build.log" 2>&1; then
 	cat "$out/kselftest-build.log" >&2
 	die "kselftest's make of selftests/kpkeys failed (above; a static build needs Debian's libc6-dev for the host, libc6-dev-arm64-cross or libc6-dev-ppc64el-cross: overlay-tools/install-deps.sh)"
+fi
+# Linux's own user-pkey selftests (init's kpkeys_init.pkeys=1, the suite
+# upstream_pkey_selftests), static: on arm64 and powerpc they show that
+# the project's QEMU enforces POR_EL0 and the AMR.  Built from a copy of
+# the tree's tools/ (the mm Makefile writes its local_config into its
+# source directory) with the selftests' own make.
+pkeys=()
+case "$arch" in
+arm64) pkeys=(mm/protection_keys mm/pkey_sighandler_tests) ;;
+powerpc) pkeys=(powerpc/mm/pkey_exec_prot) ;;
+esac
+if [ ${#pkeys[@]} -gt 0 ]; then
+	pk=$out/pkey-selftests
+	rm -rf "$pk"
+	mkdir -p "$pk/src" "$pk/out" "$stage/pkeys"
+	git -C "$src" archive HEAD tools mm/gup_test.h | tar -x -C "$pk/src" ||
+		die "cannot copy tools/ of $src for the pkey selftests"
+	for t in "${pkeys[@]}"; do
+		if ! make -s -C "$pk/src/tools/testing/selftests/${t%/*}" ARCH="$arch" \
+			CROSS_COMPILE="$(cross_compile "$arch")" \
+			KHDR_INCLUDES="-isystem $hdrs" EXTRA_CFLAGS=-static \
+			USERCFLAGS=-static GIT_VERSION=v7.3 OUTPUT="$pk/out" \
+			"$pk/out/${t##*/}" >> "$out/pkey-selftests.log" 2>&1 ||
+		   [ ! -x "$pk/out/${t##*/}" ]; then
+			cat "$out/pkey-selftests.log" >&2
+			die "the selftest $t did not build (above; static builds need libc6-dev-arm64-cross or libc6-dev-ppc64el-cross: overlay-tools/install-deps.sh)"
+		fi
+		cp "$pk/out/${t##*/}" "$stage/pkeys/"
+	done
 fi
 mkdir -p "$stage/bin" "$stage/usr/bin"
 cp "$busybox" "$stage/bin/busybox"

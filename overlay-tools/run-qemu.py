@@ -38,7 +38,9 @@ QEMU = {
     },
     "arm64": {
         "bin": "qemu-system-aarch64",
-        "args": ["-M", "virt", "-m", "1024"],
+        # The project's QEMU (FEAT_S1POE) has no NIC models: no default NIC.
+        "args": ["-M", "virt", "-m", "1024", "-nic", "none"],
+        "project_qemu": True,
         "cpu": "max",
         "console": "console=ttyAMA0",
     },
@@ -51,6 +53,7 @@ QEMU = {
                  "-device", "isa-ipmi-bt,bmc=bmc0,irq=10"],
         "cpu": None,
         "console": "console=hvc0 disable_radix",
+        "project_qemu": True,
     },
 }
 
@@ -93,9 +96,24 @@ def machine_args(arch, bios=None):
     return args
 
 
+def qemu_binary(arch):
+    """The QEMU that boots @arch.
+
+    arm64 and powerpc boot the project's QEMU (overlay-tools/build-qemu.sh:
+    FEAT_S1POE, and AMR/IAMR writes that take effect at once), found in
+    $KPKEYS_QEMU_BINDIR; x86_64, and the others when it is not set, boot
+    the qemu-system-* on PATH (Debian's).
+    """
+    conf = QEMU[arch]
+    bindir = os.environ.get("KPKEYS_QEMU_BINDIR")
+    if conf.get("project_qemu") and bindir:
+        return os.path.join(bindir, conf["bin"])
+    return conf["bin"]
+
+
 def qemu_command(arch, kernel, initrd, append, cpu, smp, icount, bios=None):
     conf = QEMU[arch]
-    cmd = [conf["bin"], *machine_args(arch, bios), "-nographic", "-no-reboot",
+    cmd = [qemu_binary(arch), *machine_args(arch, bios), "-nographic", "-no-reboot",
            "-kernel", kernel, "-initrd", initrd,
            "-append", "%s %s %s" % (conf["console"], BASE_APPEND, append)]
     cpu = cpu or conf["cpu"]
@@ -426,8 +444,12 @@ def main():
     args = ap.parse_args()
 
     label = args.label or args.arch
-    qemu_bin = QEMU[args.arch]["bin"]
+    qemu_bin = qemu_binary(args.arch)
     if not shutil.which(qemu_bin):
+        if os.sep in qemu_bin:
+            sys.exit("run-qemu: error: %s not found (KPKEYS_QEMU_BINDIR names the "
+                     "project's QEMU: build it with overlay-tools/build-qemu.sh)"
+                     % qemu_bin)
         sys.exit("run-qemu: error: %s not found (run overlay-tools/install-deps.sh)"
                  % qemu_bin)
     for path in (args.kernel, args.initrd):

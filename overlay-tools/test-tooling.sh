@@ -260,8 +260,35 @@ test_busybox() {
 	fi
 }
 
+# build-qemu.sh: an unreachable source is refused with what went wrong
+# and leaves nothing in the cache; a patch that does not apply to the
+# pinned QEMU is named.  (The build itself runs in make check, for arm64
+# and powerpc.)
+test_build_qemu() {
+	local q=$work/qemu cache out
+	cache=$q/cache
+	mkdir -p "$cache"
+	echo 'Acquire::Retries "0";' > "$q/apt.conf"
+	out=$(APT_CONFIG=$q/apt.conf KPKEYS_CACHE=$cache \
+		KPKEYS_QEMU_SOURCE="deb-src http://127.0.0.1:9/debian sid main" \
+		"$KPKEYS_REPO/overlay-tools/build-qemu.sh" 2>&1)
+	if [ $? -ne 0 ] && grep -q "nothing was changed" <<<"$out" &&
+	   [ -z "$(ls -A "$cache/qemu" 2>/dev/null)" ] && [ ! -e "$cache/qemu-src" ]; then
+		record build_qemu_failed_fetch_changes_nothing 0
+	else
+		record build_qemu_failed_fetch_changes_nothing 1 "$(tail -n 3 <<<"$out")"
+	fi
+	out=$("$KPKEYS_REPO/overlay-tools/build-qemu.sh" --bogus 2>&1)
+	if [ $? -eq 2 ] && grep -q "usage:" <<<"$out"; then
+		record build_qemu_bad_option_is_refused 0
+	else
+		record build_qemu_bad_option_is_refused 1 "$out"
+	fi
+}
+
 test_bad_arch_refused
 test_busybox
+test_build_qemu
 test_bench
 test_sparse
 test_wrong_version_refused

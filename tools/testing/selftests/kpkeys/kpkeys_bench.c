@@ -152,8 +152,12 @@ static int read_counters(long *val)
 
 	if (read_file(STATS_FILE, stats, sizeof(stats)) < 0)
 		return -1;
-	for (i = 0; i < NR_COUNTERS; i++)
+	/* A counter missing from the file is no counters, not a zero. */
+	for (i = 0; i < NR_COUNTERS; i++) {
 		val[i] = kv_get(stats, counters[i]);
+		if (val[i] < 0)
+			return -1;
+	}
 	return 0;
 }
 
