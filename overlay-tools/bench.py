@@ -974,6 +974,23 @@ def run_kind(header):
     return m.group(1) if m else "on"
 
 
+def mode_mismatch(header):
+    """What is wrong when the mode a kpkeys kernel reports is not the one its
+    command line asked for (the kernel fell back to off: no pkey hardware,
+    a pool failure), or when it reports none; None when they agree."""
+    if not header.get("kpkeys"):
+        return None
+    m = re.match(r"(off|nobatch|on)\b", header.get("mode", ""))
+    asked = re.search(r"\bkpkeys_hardened_pgtables=(off|nobatch|on)\b",
+                      header.get("cmdline", ""))
+    asked = asked.group(1) if asked else "on"
+    if not m:
+        return "reports no hardened page-table mode (asked for %s)" % asked
+    if m.group(1) != asked:
+        return "ran in mode %s, its command line asked for %s" % (m.group(1), asked)
+    return None
+
+
 def results_from_runs(paths):
     """Group runs by architecture and mode into bench.py's result layout:
     timings from runs without CONFIG_KPKEYS_STATS where there are any,
@@ -993,6 +1010,11 @@ def results_from_runs(paths):
                 problems.append("%s: %s: left out: the run could not tell whether "
                                 "the kernel has kpkeys (debugfs not mounted)" % (arch, x[0]))
         runs = [x for x in runs if run_kind(x[1]) is not None]
+        for x in runs:
+            why = mode_mismatch(x[1])
+            if why:
+                problems.append("%s: %s: left out: it %s" % (arch, x[0], why))
+        runs = [x for x in runs if not mode_mismatch(x[1])]
         for what in ("quick", "map_bytes", "cpu", "virtual"):
             seen = sorted({str(x[1].get(what)) for x in runs})
             if len(seen) > 1:

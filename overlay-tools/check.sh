@@ -105,10 +105,10 @@ case "$arch" in
 arm64|powerpc)
 	pkeys_param=kpkeys_init.pkeys=1
 	pkeys=(--expect-suite emulator_keys --expect-suite upstream_pkey_selftests
-	       --expect-pass emulator_keys.key_write_disable_faults_at_once)
+	       --expect-pass emulator_keys.key_write_disable_faults_at_once
+	       --expect-pass upstream_pkey_selftests.protection_keys)
 	if [ "$arch" = arm64 ]; then
-		pkeys+=(--expect-pass upstream_pkey_selftests.protection_keys
-			--expect-pass upstream_pkey_selftests.pkey_sighandler_tests)
+		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_sighandler_tests)
 	else
 		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_exec_prot)
 	fi

@@ -72,7 +72,7 @@ fi
 pkeys=()
 case "$arch" in
 arm64) pkeys=(mm/protection_keys mm/pkey_sighandler_tests) ;;
-powerpc) pkeys=(powerpc/mm/pkey_exec_prot) ;;
+powerpc) pkeys=(mm/protection_keys powerpc/mm/pkey_exec_prot) ;;
 esac
 if [ ${#pkeys[@]} -gt 0 ]; then
 	pk=$out/pkey-selftests

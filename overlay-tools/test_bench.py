@@ -314,6 +314,24 @@ class ReportStep(unittest.TestCase):
         self.assertIn("rows", res["nokpkeys"])
         self.assertIn("fork: h:0", bench.arch_table("x86_64", res))
 
+    def test_run_in_another_mode_than_asked_is_left_out(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            off = self.write_run(d, "off", "off", [100] * 4)
+            on = self.write_run(d, "on", "on", [110] * 4)
+            # Asked for "on", fell back to "off" (no pkey hardware, say).
+            with open(on) as f:
+                lines = f.read().splitlines()
+            hdr = json.loads(lines[0])
+            hdr["mode"] = "off (this CPU has no usable protection keys)"
+            with open(on, "w") as f:
+                f.write("\n".join([json.dumps(hdr)] + lines[1:]) + "\n")
+            results, problems = bench.results_from_runs([off, on])
+        self.assertTrue(any("ran in mode off, its command line asked for on" in p
+                            for p in problems), problems)
+        self.assertEqual(results["x86_64"]["modes"]["off"]["rows"]["fork_h0"]["n"], 4)
+
     def test_counting_runs_give_counters_not_timings(self):
         import tempfile
         with tempfile.TemporaryDirectory() as d:

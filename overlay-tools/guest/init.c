@@ -821,11 +821,10 @@ static const struct upstream_test upstream_tests[] = {
 	{ "protection_keys", 462 },
 	{ "pkey_sighandler_tests", 5 },
 #elif defined(__powerpc64__)
+	{ "protection_keys", 440 },
 	/*
-	 * The powerpc selftests.  Not pkey_siginfo: its two threads race
-	 * pkey_mprotect() a million times each, over 4 minutes under TCG.
-	 * Not mm's protection_keys (1..440): it fails its AMR shadow check
-	 * after test 8 here, not understood yet (README).
+	 * Not pkey_siginfo: its two threads race pkey_mprotect() a million
+	 * times each, over 4 minutes under TCG.
 	 */
 	{ "pkey_exec_prot", 0 },
 #endif
@@ -848,7 +847,8 @@ static const struct guest_test upstream_suite[] = {
 	{ "protection_keys", test_upstream_0 },
 	{ "pkey_sighandler_tests", test_upstream_1 },
 #elif defined(__powerpc64__)
-	{ "pkey_exec_prot", test_upstream_0 },
+	{ "protection_keys", test_upstream_0 },
+	{ "pkey_exec_prot", test_upstream_1 },
 #endif
 };
 #endif /* arm64 or powerpc */
