@@ -60,6 +60,10 @@ powerpc)
 	;;
 esac
 
+# Suites of an architecture's own backend, in every boot.
+arch_suites=()
+[ "$arch" = arm64 ] && arch_suites=(--expect-suite kpkeys_arm64)
+
 # One boot: boot <label> <extra kernel parameters> [run-qemu.py options]
 # of the kernel in $kout, with a timeout of $timeout seconds.
 kout=$out
@@ -77,7 +81,8 @@ boot() {
 		--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
 		--expect-suite kpkeys --expect-suite kpkeys_check \
 		--expect-suite kpkeys_hardened_pgtables \
-		--expect-suite kpkeys_hardened_pgtables_guest
+		--expect-suite kpkeys_hardened_pgtables_guest \
+		"${arch_suites[@]}"
 }
 
 # The default boot, then each value of the boot parameter (same kernel):
@@ -94,6 +99,17 @@ x86_64)
 	    --expect-line "# cpuinfo: pks present"
 	    --forbid-line "hardened page tables: software only"
 	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults)
+	;;
+arm64)
+	# The project's QEMU has FEAT_S1POE: POR_EL1 is read back, page
+	# tables carry POIndex 7, and writes to them fault.
+	hw=(--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7"
+	    --forbid-line "hardened page tables: software only"
+	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys.cpu_comes_up_at_default
+	    --expect-pass kpkeys_arm64.por_el1_holds_each_level
+	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch
+	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7)
 	;;
 esac
 # arm64 and powerpc: the default boot also shows that the project's QEMU
@@ -158,6 +174,20 @@ no_boot() {
 	printf '{"label": "%s", "problems": ["%s"], "suites": {}}\n' \
 		"$name" "$why" > "$results/$name.log.json"
 }
+
+# arm64 on Debian's own QEMU, which has no FEAT_S1POE: the same kernel
+# falls back to software and says why.
+stock_qemu=/usr/bin/qemu-system-aarch64
+if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
+	if [ ! -x "$stock_qemu" ]; then
+		no_boot "$label+stock-qemu" "$stock_qemu not found: install Debian's qemu-system-arm (overlay-tools/install-deps.sh)"
+		rc=1
+	else
+		KPKEYS_QEMU_BINDIR=${stock_qemu%/*} boot "$label+stock-qemu" "" \
+			--expect-line "kpkeys: unavailable: this CPU has no FEAT_S1POE (ID_AA64MMFR3_EL1.S1POE is 0)" \
+			--expect-line "hardened page tables: software only (this CPU has no usable protection keys for the kernel)" || rc=1
+	fi
+fi
 
 # x86_64: the debug kernel (overlay-tools/configs/x86_64-debug.config: ACPI, EFI,
 # lockdep, DEBUG_ATOMIC_SLEEP, fault injection on the kpkeys pool refill
