@@ -108,6 +108,7 @@ arm64)
 	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
 	    --expect-pass kpkeys.cpu_comes_up_at_default
 	    --expect-pass kpkeys_arm64.por_el1_holds_each_level
+	    --expect-pass kpkeys_arm64.every_cpu_has_poe_at_default
 	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch
 	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7)
 	;;
@@ -124,7 +125,8 @@ arm64|powerpc)
 	       --expect-pass emulator_keys.key_write_disable_faults_at_once
 	       --expect-pass upstream_pkey_selftests.protection_keys)
 	if [ "$arch" = arm64 ]; then
-		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_sighandler_tests)
+		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_sighandler_tests
+			--expect-pass emulator_keys.kernel_pkey_is_reserved)
 	else
 		pkeys+=(--expect-pass upstream_pkey_selftests.pkey_exec_prot)
 	fi
@@ -187,6 +189,16 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 			--expect-line "kpkeys: unavailable: this CPU has no FEAT_S1POE (ID_AA64MMFR3_EL1.S1POE is 0)" \
 			--expect-line "hardened page tables: software only (this CPU has no usable protection keys for the kernel)" || rc=1
 	fi
+	# Booted at EL2: VHE (the kernel at EL2, POR_EL1 and TCR2_EL1 reach
+	# POR_EL2 and TCR2_EL2) and nVHE (the kernel at EL1 under the hyp
+	# stub, which must not trap POR_EL1: HFGxTR_EL2.nPOR_EL1).
+	boot "$label+vhe" "" --machine virt,virtualization=on \
+		--expect-line "CPU: All CPU(s) started at EL2" \
+		--expect-line "kpkeys: POE enabled at EL2: POR_EL2 0x17777777, page tables POIndex 7" \
+		"${hw[@]:2}" || rc=1
+	boot "$label+nvhe" "id_aa64mmfr1.vh=0" --machine virt,virtualization=on \
+		--expect-line "CPU: All CPU(s) started at EL2" \
+		"${hw[@]}" || rc=1
 fi
 
 # x86_64: the debug kernel (overlay-tools/configs/x86_64-debug.config: ACPI, EFI,

@@ -80,7 +80,7 @@ CASE_OK = ("PASS", "SKIP")
 UNNAMED = "<unnamed: a result line is missing>"
 
 
-def machine_args(arch, bios=None):
+def machine_args(arch, bios=None, machine=None):
     """QEMU's machine options for @arch; @bios replaces its -bios firmware.
 
     With UEFI firmware (OVMF on x86_64), -kernel/-initrd still boot the
@@ -88,6 +88,8 @@ def machine_args(arch, bios=None):
     kernel's EFI stub.
     """
     args = list(QEMU[arch]["args"])
+    if machine:
+        args[args.index("-M") + 1] = machine
     if bios:
         if "-bios" in args:
             i = args.index("-bios")
@@ -111,9 +113,11 @@ def qemu_binary(arch):
     return conf["bin"]
 
 
-def qemu_command(arch, kernel, initrd, append, cpu, smp, icount, bios=None):
+def qemu_command(arch, kernel, initrd, append, cpu, smp, icount, bios=None,
+                 machine=None):
     conf = QEMU[arch]
-    cmd = [qemu_binary(arch), *machine_args(arch, bios), "-nographic", "-no-reboot",
+    cmd = [qemu_binary(arch), *machine_args(arch, bios, machine),
+           "-nographic", "-no-reboot",
            "-kernel", kernel, "-initrd", initrd,
            "-append", "%s %s %s" % (conf["console"], BASE_APPEND, append)]
     cpu = cpu or conf["cpu"]
@@ -426,6 +430,8 @@ def main():
     ap.add_argument("--bios", metavar="PATH",
                     help="firmware image for QEMU's -bios, replacing the "
                     "default (x86_64: qboot.rom), e.g. /usr/share/ovmf/OVMF.fd")
+    ap.add_argument("--machine", metavar="MACHINE",
+                    help="QEMU -M value (default per arch), e.g. virt,virtualization=on")
     ap.add_argument("--smp", type=int, default=2)
     ap.add_argument("--icount", action="store_true")
     ap.add_argument("--timeout", type=int, default=300)
@@ -460,7 +466,8 @@ def main():
     kunit_py = os.path.join(args.kernel_tree, "tools/testing/kunit/kunit.py")
 
     cmd = qemu_command(args.arch, args.kernel, args.initrd, args.append,
-                       args.cpu, args.smp, args.icount, args.bios)
+                       args.cpu, args.smp, args.icount, args.bios,
+                       args.machine)
     print("[%s] %s" % (label, " ".join(cmd)), file=sys.stderr)
     lines, timed_out, rc, wall = run(cmd, args.log, args.timeout, label)
 

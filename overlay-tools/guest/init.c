@@ -696,8 +696,60 @@ static int test_key_write_disable_faults_at_once(const char **reason)
 	return 0;
 }
 
+/*
+ * arm64 kpkeys keeps POIndex 7 for page tables (<asm/kpkeys.h>): through
+ * the system calls, user space can neither allocate it, nor free it and
+ * then allocate it, nor give a page that key.
+ */
+static int test_kernel_pkey_is_reserved(const char **reason)
+{
+#if defined(__aarch64__)
+	long keys[8], key;
+	int n = 0, ret = 0;
+	void *page;
+
+	while (n < 8 && (key = syscall(__NR_pkey_alloc, 0, 0)) >= 0) {
+		keys[n++] = key;
+		if (key == 7) {
+			*reason = "pkey_alloc() returned 7, the kernel's page-table POIndex";
+			ret = -1;
+		}
+	}
+	if (!n) {
+		*reason = "pkey_alloc() failed: no user pkeys (FEAT_S1POE)";
+		return -1;
+	}
+	/* Exhausted, with 7 never handed out (earlier tests hold some). */
+	if (!ret && (n == 8 || errno != ENOSPC)) {
+		*reason = "pkey_alloc() did not run out with ENOSPC";
+		ret = -1;
+	}
+	while (n)
+		syscall(__NR_pkey_free, keys[--n]);
+	if (!ret && (syscall(__NR_pkey_free, 7) != -1 || errno != EINVAL)) {
+		*reason = "pkey_free(7) did not fail with EINVAL";
+		ret = -1;
+	}
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ret && (page == MAP_FAILED ||
+		     syscall(__NR_pkey_mprotect, page, 4096, PROT_READ, 7) != -1 ||
+		     errno != EINVAL)) {
+		*reason = "pkey_mprotect(..., 7) did not fail with EINVAL";
+		ret = -1;
+	}
+	if (page != MAP_FAILED)
+		munmap(page, 4096);
+	return ret;
+#else
+	*reason = "arm64 only: the kernel's POIndex 7";
+	return 1;
+#endif
+}
+
 static const struct guest_test key_tests[] = {
 	{ "key_write_disable_faults_at_once", test_key_write_disable_faults_at_once },
+	{ "kernel_pkey_is_reserved", test_kernel_pkey_is_reserved },
 };
 
 #if defined(__aarch64__) || defined(__powerpc64__)

@@ -13,6 +13,7 @@
 #include <linux/pgtable.h>
 #include <linux/pkeys.h>
 #include <linux/sched/mm.h>
+#include <linux/smp.h>
 #include <asm/sysreg.h>
 
 /* POR_EL1 with fields 1-6 RWX (7): field 0 RWX, field 7 R (1) or RW (5). */
@@ -20,32 +21,53 @@
 #define TEST_POR_EL1_PGTABLES	0x57777777ULL
 #define TEST_POINDEX		GENMASK_ULL(62, 60)
 
-static void require_poe(struct kunit *test)
+/*
+ * The register the backend writes: POR_EL1, or CONTEXTIDR_EL1 with the
+ * mock (CONFIG_ARM64_KPKEYS_MOCK).
+ */
+static u64 test_read_reg(void)
 {
-	if (!system_supports_poe())
-		kunit_skip(test, "this CPU has no FEAT_S1POE: nothing to read back");
-	if (IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
-		kunit_skip(test, "the mock backend writes CONTEXTIDR_EL1, not POR_EL1");
+	return IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK) ?
+	       read_sysreg(contextidr_el1) : read_sysreg_s(SYS_POR_EL1);
 }
 
-/* Each level is one POR_EL1 value, and TCR2_EL1.POE (bit 3) is on. */
+static void test_write_reg(u64 val)
+{
+	if (IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
+		write_sysreg(val, contextidr_el1);
+	else
+		write_sysreg_s(val, SYS_POR_EL1);
+	isb();
+}
+
+static void require_backend(struct kunit *test)
+{
+	if (!arch_kpkeys_enabled())
+		kunit_skip(test, "this CPU has no FEAT_S1POE: nothing to read back");
+}
+
+/*
+ * Each level is one register value, and with POE TCR2_EL1.POE (bit 3) is
+ * on, so that POR_EL1 applies.
+ */
 static void por_el1_holds_each_level(struct kunit *test)
 {
 	struct kpkeys_saved saved;
 	u64 def, pgt;
 
-	require_poe(test);
-	KUNIT_EXPECT_TRUE_MSG(test, read_sysreg_s(SYS_TCR2_EL1) & BIT(3),
-			      "TCR2_EL1.POE is clear: POR_EL1 is not applied");
+	require_backend(test);
+	if (!IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
+		KUNIT_EXPECT_TRUE_MSG(test, read_sysreg_s(SYS_TCR2_EL1) & BIT(3),
+				      "TCR2_EL1.POE is clear: POR_EL1 is not applied");
 
-	def = read_sysreg_s(SYS_POR_EL1);
+	def = test_read_reg();
 	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	pgt = read_sysreg_s(SYS_POR_EL1);
+	pgt = test_read_reg();
 	kpkeys_restore_pkey_reg(saved);
 
 	KUNIT_EXPECT_EQ(test, def, TEST_POR_EL1_DEFAULT);
 	KUNIT_EXPECT_EQ(test, pgt, TEST_POR_EL1_PGTABLES);
-	KUNIT_EXPECT_EQ(test, read_sysreg_s(SYS_POR_EL1), TEST_POR_EL1_DEFAULT);
+	KUNIT_EXPECT_EQ(test, test_read_reg(), TEST_POR_EL1_DEFAULT);
 }
 
 /*
@@ -59,16 +81,14 @@ static void unmanaged_fields_survive_a_switch(struct kunit *test)
 	unsigned long flags;
 	u64 in, out;
 
-	require_poe(test);
+	require_backend(test);
 	local_irq_save(flags);
-	write_sysreg_s(planted, SYS_POR_EL1);
-	isb();
+	test_write_reg(planted);
 	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	in = read_sysreg_s(SYS_POR_EL1);
+	in = test_read_reg();
 	kpkeys_restore_pkey_reg(saved);
-	out = read_sysreg_s(SYS_POR_EL1);
-	write_sysreg_s(TEST_POR_EL1_DEFAULT, SYS_POR_EL1);
-	isb();
+	out = test_read_reg();
+	test_write_reg(TEST_POR_EL1_DEFAULT);
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, in, (planted & ~0xf0000000ULL) | 0x50000000ULL);
@@ -107,7 +127,7 @@ static void pgtable_page_has_poindex_7(struct kunit *test)
 	unsigned long plain;
 	u64 pte;
 
-	require_poe(test);
+	require_backend(test);
 	if (!kpkeys_hardened_pgtables_enabled())
 		kunit_skip(test, "hardened page tables are off (see the boot log)");
 
@@ -143,8 +163,41 @@ static void user_cannot_get_poindex_7(struct kunit *test)
 	mmput(mm);
 }
 
+struct kpkeys_cpu_regs {
+	u64 reg, tcr2;
+};
+
+static void read_cpu_regs(void *arg)
+{
+	struct kpkeys_cpu_regs *regs = arg;
+
+	regs += smp_processor_id();
+	regs->reg = test_read_reg();
+	regs->tcr2 = read_sysreg_s(SYS_TCR2_EL1);
+}
+
+/* Every online CPU runs with the default level and TCR2_EL1.POE set. */
+static void every_cpu_has_poe_at_default(struct kunit *test)
+{
+	struct kpkeys_cpu_regs *regs;
+	int cpu;
+
+	require_backend(test);
+	regs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*regs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, regs);
+	on_each_cpu(read_cpu_regs, regs, 1);
+	for_each_online_cpu(cpu) {
+		KUNIT_EXPECT_EQ_MSG(test, regs[cpu].reg, TEST_POR_EL1_DEFAULT,
+				    "CPU %d", cpu);
+		if (!IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
+			KUNIT_EXPECT_TRUE_MSG(test, regs[cpu].tcr2 & BIT(3),
+					      "CPU %d: TCR2_EL1.POE is clear", cpu);
+	}
+}
+
 static struct kunit_case kpkeys_arm64_cases[] = {
 	KUNIT_CASE(por_el1_holds_each_level),
+	KUNIT_CASE(every_cpu_has_poe_at_default),
 	KUNIT_CASE(unmanaged_fields_survive_a_switch),
 	KUNIT_CASE(pgtable_page_has_poindex_7),
 	KUNIT_CASE(user_cannot_get_poindex_7),

@@ -67,6 +67,7 @@
 #include <asm/alternative-macros.h>
 #include <asm/barrier.h>
 #include <asm/cpucaps.h>
+#include <asm/pgtable-types.h>
 #include <asm/sysreg.h>
 
 #define KPKEYS_PKEY_REG_MASK	((u64)POR_EL1_KPKEYS_MASK)
@@ -104,6 +105,10 @@ static __always_inline bool arch_kpkeys_enabled(void)
 #endif
 }
 
+/* The mock writes CONTEXTIDR_EL1: nothing is enforced. */
+#define arch_kpkeys_enforced() \
+	(!IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK) && arch_kpkeys_enabled())
+
 static __always_inline u64 arch_kpkeys_level_pkey_reg(int level)
 {
 	return level == KPKEYS_LVL_PGTABLES ? POR_EL1_LVL_PGTABLES :
@@ -128,6 +133,13 @@ static __always_inline void arch_kpkeys_write_pkey_reg(u64 reg)
 	write_sysreg_s(reg, SYS_KPKEYS_REG);
 	isb();
 }
+
+/* Trees the kpkeys walker checks beyond init_mm and processes (EFI). */
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+pgd_t *arch_kpkeys_extra_pgd(unsigned int i, unsigned long *nr_pgds,
+			     const char **what);
+#define arch_kpkeys_extra_pgd arch_kpkeys_extra_pgd
+#endif
 
 #endif /* __ASSEMBLER__ */
 
