@@ -199,6 +199,13 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	boot "$label+nvhe" "id_aa64mmfr1.vh=0" --machine virt,virtualization=on \
 		--expect-line "CPU: All CPU(s) started at EL2" \
 		"${hw[@]}" || rc=1
+	# rodata=noalias: the linear map keeps block mappings that cannot be
+	# split live, so no page can be keyed: hardened page tables stay
+	# off, say why, and neither retry nor leak the pool's pages.
+	boot "$label+rodata-noalias" "rodata=noalias" \
+		--expect-line "kpkeys: cannot key linear-map pages: the linear map uses block mappings that cannot be split live (rodata=noalias or rodata=off)" \
+		--expect-line "hardened page tables: off (the linear map cannot be keyed on this system" \
+		--forbid-line "leaking" --forbid-line "set_memory_pkey(pfn" || rc=1
 fi
 
 # x86_64: the debug kernel (overlay-tools/configs/x86_64-debug.config: ACPI, EFI,

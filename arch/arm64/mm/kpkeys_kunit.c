@@ -14,6 +14,7 @@
 #include <linux/pkeys.h>
 #include <linux/sched/mm.h>
 #include <linux/smp.h>
+#include <linux/workqueue.h>
 #include <asm/sysreg.h>
 
 /* POR_EL1 with fields 1-6 RWX (7): field 0 RWX, field 7 R (1) or RW (5). */
@@ -168,16 +169,20 @@ struct kpkeys_cpu_regs {
 	u64 reg, tcr2;
 };
 
-static void read_cpu_regs(void *arg)
+static long read_cpu_regs(void *arg)
 {
 	struct kpkeys_cpu_regs *regs = arg;
 
-	regs += smp_processor_id();
 	regs->reg = test_read_reg();
 	regs->tcr2 = read_sysreg_s(SYS_TCR2_EL1);
+	return 0;
 }
 
-/* Every online CPU runs with the default level and TCR2_EL1.POE set. */
+/*
+ * Every online CPU runs with the default level and TCR2_EL1.POE set.
+ * Read in task context (a kworker bound to the CPU), not in an IPI: IPI
+ * entry would reset the managed field whatever the CPU's tasks run with.
+ */
 static void every_cpu_has_poe_at_default(struct kunit *test)
 {
 	struct kpkeys_cpu_regs *regs;
@@ -186,7 +191,8 @@ static void every_cpu_has_poe_at_default(struct kunit *test)
 	require_backend(test);
 	regs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*regs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, regs);
-	on_each_cpu(read_cpu_regs, regs, 1);
+	for_each_online_cpu(cpu)
+		work_on_cpu(cpu, read_cpu_regs, &regs[cpu]);
 	for_each_online_cpu(cpu) {
 		KUNIT_EXPECT_EQ_MSG(test, regs[cpu].reg, TEST_POR_EL1_DEFAULT,
 				    "CPU %d", cpu);
