@@ -7,8 +7,8 @@
 #
 # --bench-quick also runs the reduced benchmark suite (overlay-tools/bench.py
 # --quick) on each architecture after its checks: the test build for the
-# counters, and (with a backend) the production and no-kpkeys kernels it
-# builds for the timings.  One case per benchmark row and mode, passed
+# counters and the timings, except on arm64, whose timings come from the
+# production kernel that check.sh built (bench.py QUICK_PROD_ARCH).  One case per benchmark row and mode, passed
 # when the row produced results, and one for the counter and mode
 # assertions.
 #

@@ -60,12 +60,22 @@ powerpc)
 	;;
 esac
 
-# Suites of an architecture's own backend, in every boot.
-arch_suites=()
-[ "$arch" = arm64 ] && arch_suites=(--expect-suite kpkeys_arm64)
+# The suites every boot must report: KUnit's and the guest's.  A kernel
+# without CONFIG_KPKEYS_CHECK has no kpkeys_check suite, and the
+# production kernel no KUnit at all ($guest_suites only).
+guest_suites=(--expect-suite kpkeys_guest_harness
+	      --expect-suite kpkeys_hardened_pgtables_guest)
+kunit_suites=(--expect-suite kpkeys_harness --expect-suite kpkeys
+	      --expect-suite kpkeys_hardened_pgtables
+	      --expect-suite kpkeys_hardened_pgtables_boot)
+# The backend's own suite, where there is one.
+[ "$arch" = arm64 ] && kunit_suites+=(--expect-suite kpkeys_arm64)
+all_suites=("${kunit_suites[@]}" --expect-suite kpkeys_check "${guest_suites[@]}")
+suites=("${all_suites[@]}")
 
 # One boot: boot <label> <extra kernel parameters> [run-qemu.py options]
-# of the kernel in $kout, with a timeout of $timeout seconds.
+# of the kernel in $kout, with a timeout of $timeout seconds, expecting
+# the suites in $suites.
 kout=$out
 timeout=${QEMU_TIMEOUT:-300}
 boot() {
@@ -77,12 +87,7 @@ boot() {
 		--project-files "$kout/project-files" \
 		--timeout "$timeout" ${QEMU_CPU:+--cpu "$QEMU_CPU"} \
 		--append "$append${params:+ $params}" ${ICOUNT:+--icount} \
-		"${expect[@]}" "$@" \
-		--expect-suite kpkeys_harness --expect-suite kpkeys_guest_harness \
-		--expect-suite kpkeys --expect-suite kpkeys_check \
-		--expect-suite kpkeys_hardened_pgtables \
-		--expect-suite kpkeys_hardened_pgtables_guest \
-		"${arch_suites[@]}"
+		"${expect[@]}" "$@" "${suites[@]}"
 }
 
 # The default boot, then each value of the boot parameter (same kernel):
@@ -98,7 +103,8 @@ x86_64)
 	hw=(--expect-line "x86: PKS: enabled, kpkeys available"
 	    --expect-line "# cpuinfo: pks present"
 	    --forbid-line "hardened page tables: software only"
-	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults)
+	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after)
 	;;
 arm64)
 	# The project's QEMU has FEAT_S1POE: POR_EL1 is read back, page
@@ -110,7 +116,8 @@ arm64)
 	    --expect-pass kpkeys_arm64.por_el1_holds_each_level
 	    --expect-pass kpkeys_arm64.every_cpu_has_poe_at_default
 	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch
-	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7)
+	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7
+	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after)
 	;;
 esac
 # arm64 and powerpc: the default boot also shows that the project's QEMU
@@ -206,11 +213,36 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		--expect-line "kpkeys: cannot key linear-map pages: the linear map uses block mappings that cannot be split live (rodata=noalias or rodata=off)" \
 		--expect-line "hardened page tables: off (the linear map cannot be keyed on this system" \
 		--forbid-line "leaking" --forbid-line "set_memory_pkey(pfn" || rc=1
+
+	# The production kernel (the benchmark's, overlay-tools/configs/
+	# bench-prod.config: -O2, no CONFIG_KPKEYS_CHECK, no KUnit): the
+	# guest's page-table workload (fork, exec, mmap/munmap, mprotect,
+	# THP, vmalloc, 2 vCPUs) and the walker with the software check
+	# compiled out.  The benchmark's quick run reuses the build.
+	prod=$out-prod
+	say "$arch: building the production kernel (no CONFIG_KPKEYS_CHECK) in $prod"
+	if KPKEYS_O=$prod "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
+		"$KPKEYS_REPO/overlay-tools/configs/bench-prod.config" &&
+	   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$prod" &&
+	   git -C "$src" diff --name-only kpkeys-base HEAD > "$prod/project-files"; then
+		kout=$prod suites=("${guest_suites[@]}")
+		boot "$label+prod-nocheck" "" \
+			--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7" \
+			--expect-line "kpkeys: hardened page tables: on" \
+			--forbid-line "hardened page tables: software only" \
+			--forbid-line "kpkeys: software level checker enabled" \
+			--expect-pass kpkeys_hardened_pgtables_guest.pgtable_workload \
+			--expect-pass kpkeys_hardened_pgtables_guest.walker_finds_no_unkeyed_tables || rc=1
+		kout=$out suites=("${all_suites[@]}")
+	else
+		no_boot "$label+prod-nocheck" "the production kernel or its initramfs did not build (see above)"
+		rc=1
+	fi
 fi
 
 # x86_64: the debug kernel (overlay-tools/configs/x86_64-debug.config: ACPI, EFI,
 # lockdep, DEBUG_ATOMIC_SLEEP, fault injection on the kpkeys pool refill
-# path) booted under OVMF.  Its guest reads an EFI variable through
+# path, no CONFIG_KPKEYS_CHECK) booted under OVMF.  Its guest reads an EFI variable through
 # efivarfs: a GetVariable() runtime-service call on the keyed EFI page
 # tables.  The KUnit case pool_refill_failure_leaves_nothing_keyed
 # injects a refill failure halfway through keying a block, and the
@@ -238,6 +270,7 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$dbg" &&
 		   git -C "$src" diff --name-only kpkeys-base HEAD > "$dbg/project-files"; then
 			kout=$dbg timeout=$debug_timeout
+			suites=("${kunit_suites[@]}" "${guest_suites[@]}")
 			boot "$label+debug-uefi" "$debug_faults" \
 				--bios "$ovmf" \
 				--expect-line "FAULT_INJECTION: forcing a failure" \
@@ -246,6 +279,9 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 				--expect-line "kpkeys: hardened page tables: " "${hw[@]}" \
 				--expect-pass kpkeys_hardened_pgtables_guest.efi_runtime_variable_read \
 				--expect-pass kpkeys_hardened_pgtables.pool_refill_failure_leaves_nothing_keyed \
+				--expect-pass kpkeys_hardened_pgtables_guest.pgtable_workload \
+				--expect-pass kpkeys_hardened_pgtables_guest.walker_finds_no_unkeyed_tables \
+				--forbid-line "kpkeys: software level checker enabled" \
 				--forbid-line "possible circular locking dependency" \
 				--forbid-line "possible recursive locking" \
 				--forbid-line "inconsistent lock state" \
