@@ -117,7 +117,8 @@ arm64)
 	    --expect-pass kpkeys_arm64.every_cpu_has_poe_at_default
 	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch
 	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7
-	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after)
+	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after
+	    --expect-line "MiB mapped with pages, 0 MiB with blocks (Linux maps it with pages here with or without kpkeys: no extra cost)")
 	;;
 esac
 # arm64 and powerpc: the default boot also shows that the project's QEMU
@@ -212,6 +213,7 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	boot "$label+rodata-noalias" "rodata=noalias" \
 		--expect-line "kpkeys: cannot key linear-map pages: the linear map uses block mappings that cannot be split live (rodata=noalias or rodata=off)" \
 		--expect-line "hardened page tables: off (the linear map cannot be keyed on this system" \
+		--expect-line "MiB with blocks (its blocks cannot be split live, so no page in them can be keyed)" \
 		--forbid-line "leaking" --forbid-line "set_memory_pkey(pfn" || rc=1
 
 	# The production kernel (the benchmark's, overlay-tools/configs/

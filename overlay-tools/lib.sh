@@ -92,6 +92,11 @@ kernel_make() {
 	local arch=$1 src=$2 out=$3 llvm=${4:-} cross
 	cross=$(cross_compile "$arch")
 	kmake=(make -s -C "$src" O="$out" ARCH="$arch" -j"$(($(nproc) + 1))")
+	# Paths under the repository are hashed relative to the build
+	# directory, so that a second checkout (CI's clean clone) hits the
+	# entries of the first.
+	export CCACHE_BASEDIR CCACHE_NOHASHDIR=1
+	CCACHE_BASEDIR=$(cd "$src/../.." && pwd)
 	if [ -n "$llvm" ]; then
 		kmake+=(LLVM="$llvm")
 		command -v ccache >/dev/null && kmake+=(CC="ccache clang$llvm")
