@@ -108,26 +108,14 @@ trap 'rm -rf "$tmp"' EXIT
 # 1. The source package, downloaded once.
 if [ ! -f "$src_cache/.kpkeys-downloaded" ] ||
    [ "$(cat "$src_cache/.kpkeys-downloaded")" != "$version" ]; then
-	apt_dir=$cache/apt-qemu-src
-	private_apt "$apt_dir" "$src_line"
 	say "downloading Debian's source package qemu $version (the source index, about 10 MB, and the package, 39 MB; once) into $src_cache"
-	# apt-get update exits 0 when a source cannot be fetched: look for the index.
-	if ! apt-get "${apt_opts[@]}" update >"$tmp/update.log" 2>&1 ||
-	   ! ls "$apt_dir"/lists/*_Sources* >/dev/null 2>&1; then
-		grep -E '^(E|W|Err):' "$tmp/update.log" >&2 || cat "$tmp/update.log" >&2
-		die "apt-get update could not fetch the source index of '$src_line' (no network? set KPKEYS_QEMU_SOURCE to a reachable deb-src line); nothing was changed"
-	fi
-	mkdir "$tmp/src"
-	(cd "$tmp/src" && apt-get "${apt_opts[@]}" source --download-only "qemu=$version") >"$tmp/source.log" 2>&1 || {
-		cat "$tmp/source.log" >&2
-		die "apt-get source qemu=$version failed: no network, or '$src_line' no longer lists that version (set KPKEYS_QEMU_SOURCE to a deb-src line that does, e.g. a snapshot.debian.org archive of sid); nothing was changed"
-	}
+	apt_source_download "$cache/apt-qemu-src" "$src_line" "qemu=$version" "$tmp/src" \
+		"set KPKEYS_QEMU_SOURCE to a reachable deb-src line that lists it, e.g. a snapshot.debian.org archive of sid"
 	[ -f "$tmp/src/qemu_${version#1:}.dsc" ] ||
 		die "apt-get source left no qemu_${version#1:}.dsc; nothing was changed"
 	echo "$version" > "$tmp/src/.kpkeys-downloaded"
 	rm -rf "$src_cache"
 	mv "$tmp/src" "$src_cache"
-	rm -rf "$apt_dir/lists"
 fi
 
 # 2. Unpack (Debian's patches applied), apply ours.

@@ -111,8 +111,10 @@ arm64)
 	# tables carry POIndex 7, and writes to them fault.
 	hw=(--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7"
 	    --forbid-line "hardened page tables: software only"
+	    --forbid-line "is not mapped with its own PTE: its image alias is not keyed"
 	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
 	    --expect-pass kpkeys.cpu_comes_up_at_default
+	    --expect-pass kpkeys_arm64.image_pgtables_keyed_in_image_alias
 	    --expect-pass kpkeys_arm64.por_el1_holds_each_level
 	    --expect-pass kpkeys_arm64.every_cpu_has_poe_at_default
 	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch

@@ -75,28 +75,15 @@ trap 'rm -rf "$tmp"' EXIT
 
 # 1. The source package, downloaded once.
 if [ ! -f "$src_cache/.kpkeys-downloaded" ]; then
-	apt_dir=$cache/apt-sid-src
-	private_apt "$apt_dir" "$src_line"
 	say "downloading Debian's source package sparse from sid (the sid source index, about 10 MB, and the package, 0.5 MB; once) into $src_cache"
-	# apt-get update exits 0 when a source cannot be fetched: look for the index.
-	if ! apt-get "${apt_opts[@]}" update >"$tmp/update.log" 2>&1 ||
-	   ! ls "$apt_dir"/lists/*_Sources* >/dev/null 2>&1; then
-		grep -E '^(E|W|Err):' "$tmp/update.log" >&2 || cat "$tmp/update.log" >&2
-		die "apt-get update could not fetch the source index of '$src_line' (no network? set KPKEYS_SPARSE_SOURCE to a reachable mirror); nothing was changed"
-	fi
-	mkdir "$tmp/src"
-	(cd "$tmp/src" && apt-get "${apt_opts[@]}" source --download-only sparse) >"$tmp/source.log" 2>&1 || {
-		cat "$tmp/source.log" >&2
-		die "apt-get source sparse failed: see above (no network, or no source package sparse in '$src_line'); nothing was changed"
-	}
+	apt_source_download "$cache/apt-sid-src" "$src_line" sparse "$tmp/src" \
+		"set KPKEYS_SPARSE_SOURCE to a reachable deb-src line"
 	dsc=$(ls "$tmp"/src/sparse_*.dsc 2>/dev/null | head -n 1)
 	[ -n "$dsc" ] || die "apt-get source sparse left no .dsc file; nothing was changed"
 	version=$(sed -n 's/^Version: //p' "$dsc")
 	echo "$version" > "$tmp/src/.kpkeys-downloaded"
 	rm -rf "$src_cache"
 	mv "$tmp/src" "$src_cache"
-	# The source index (25 MB) is not needed again.
-	rm -rf "$apt_dir/lists"
 fi
 version=$(cat "$src_cache/.kpkeys-downloaded")
 dsc=$(ls "$src_cache"/sparse_*.dsc | head -n 1)

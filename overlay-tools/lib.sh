@@ -85,6 +85,30 @@ private_apt() {
 		-o APT::Sandbox::User=root)
 }
 
+# Download a Debian source package with a private apt configuration:
+# apt_source_download <apt dir> <deb-src line> <package[=version]> <dir>
+# <hint>.  <dir> must not exist; it receives the package's files.  On a
+# failure, prints apt's errors and dies (the caller's die()) with <hint>,
+# what to do about it; the caller's temporary directory then goes, so
+# nothing is changed.  The source index (tens of MB) is removed after a
+# download: it is not needed again.
+apt_source_download() {
+	local apt_dir=$1 line=$2 spec=$3 dir=$4 hint=$5
+	private_apt "$apt_dir" "$line"
+	mkdir "$dir"
+	# apt-get update exits 0 when a source cannot be fetched: look for the index.
+	if ! apt-get "${apt_opts[@]}" update >"$dir.update.log" 2>&1 ||
+	   ! ls "$apt_dir"/lists/*_Sources* >/dev/null 2>&1; then
+		grep -E '^(E|W|Err):' "$dir.update.log" >&2 || cat "$dir.update.log" >&2
+		die "apt-get update could not fetch the source index of '$line' (no network? $hint); nothing was changed"
+	fi
+	(cd "$dir" && apt-get "${apt_opts[@]}" source --download-only "$spec") >"$dir.source.log" 2>&1 || {
+		cat "$dir.source.log" >&2
+		die "apt-get source $spec failed: no network, or '$line' does not list it ($hint); nothing was changed"
+	}
+	rm -rf "$apt_dir/lists"
+}
+
 # The kernel make command of a build flavour, in the array kmake:
 # kernel_make <arch> <kernel tree> <output dir> <Kbuild LLVM= value or "">.
 # One job more than CPUs keeps both busy while the other job waits on I/O.
