@@ -70,6 +70,7 @@ kunit_suites=(--expect-suite kpkeys_harness --expect-suite kpkeys
 	      --expect-suite kpkeys_hardened_pgtables_boot)
 # The backend's own suite, where there is one.
 [ "$arch" = arm64 ] && kunit_suites+=(--expect-suite kpkeys_arm64)
+[ "$arch" = powerpc ] && kunit_suites+=(--expect-suite kpkeys_powerpc)
 all_suites=("${kunit_suites[@]}" --expect-suite kpkeys_check "${guest_suites[@]}")
 suites=("${all_suites[@]}")
 
@@ -121,6 +122,21 @@ arm64)
 	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7
 	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after
 	    --expect-line "MiB mapped with pages, 0 MiB with blocks (Linux maps it with pages here with or without kpkeys: no extra cost)")
+	;;
+powerpc)
+	# powernv9, hash MMU: storage key 4 in the AMR beside KUAP's key 3,
+	# page tables keyed in their bolted linear-map HPTEs, writes fault.
+	hw=(--expect-line "kpkeys: hash storage key 4 for page tables: AMR 0xfcbfffffffffffff at the default level, 0xfc3fffffffffffff at the page-table level"
+	    --expect-line "kpkeys: linear map: 1024 MiB with one bolted HPTE per 4K page"
+	    --forbid-line "hardened page tables: software only"
+	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys_hardened_pgtables.linear_map_tables_keyed
+	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after
+	    --expect-pass kpkeys_powerpc.amr_holds_each_level
+	    --expect-pass kpkeys_powerpc.kuap_window_survives_a_switch
+	    --expect-pass kpkeys_powerpc.every_cpu_at_default
+	    --expect-pass kpkeys_powerpc.pgtable_page_has_key_4
+	    --expect-pass kpkeys_powerpc.user_cannot_get_key_4)
 	;;
 esac
 # arm64 and powerpc: the default boot also shows that the project's QEMU
@@ -174,9 +190,14 @@ for mode in ${KPKEYS_MODES-nobatch off bogus}; do
 	*)
 		line="kpkeys_hardened_pgtables=$mode: invalid value, valid values are on, nobatch and off; keeping on" ;;
 	esac
+	extra=()
+	# powerpc keeps its large linear-map pages when the feature is off.
+	[ "$arch" = powerpc ] && [ "$mode" = off ] &&
+		extra=(--expect-line "kpkeys: linear map: large pages, page-table pages cannot be keyed (kpkeys_hardened_pgtables=off)")
 	boot "$label+$mode" "kpkeys_hardened_pgtables=$mode" \
-		--expect-line "$line" || rc=1
+		--expect-line "$line" "${extra[@]}" || rc=1
 done
+
 
 # A boot that could not run: say why, and leave a result file with the
 # reason, so that the summary (check-many.sh) counts it as failed.

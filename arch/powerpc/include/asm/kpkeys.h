@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kpkeys on powerpc book3s64: hash MMU storage keys, through the AMR.
+ *
+ * Under the hash MMU every HPTE carries a 5-bit storage key, and the AMR
+ * holds a pair of bits per key (key k at bits 63-2k:62-2k, key 0 in the
+ * most significant pair): the first bit of the pair disables stores, the
+ * second loads.  The AMR applies to the kernel as well as to user space,
+ * which is how KUAP and KUEP work on hash: every kernel HPTE carries key 3
+ * (HASH_DEFAULT_KERNEL_KEY), and the kernel runs with AMR_KUAP_BLOCKED,
+ * which denies loads and stores through every key but 3.
+ *
+ *	key	what carries it			AMR: default	pgtables
+ *	0	user pages without a pkey	blocked (KUAP)
+ *	1, 2	reserved, execute-only		blocked (KUAP)
+ *	3	every kernel page		RW		RW
+ *	4	page-table pages		R		RW
+ *		(KPKEYS_PKEY_PGTABLES)
+ *	5-31	user pkeys			blocked (KUAP)
+ *
+ * The AMR is KUAP's register: it changes on every user access window
+ * (allow_user_access()), and exception entry saves it and installs
+ * AMR_KUAP_BLOCKED.  kpkeys only ever changes key 4's pair
+ * (KPKEYS_PKEY_REG_MASK), with a read-modify-write, and the default level
+ * is folded into the KUAP values: AMR_KUAP_BLOCKED and every user-access
+ * value give key 4 read-only access.  So entry resets the level for free,
+ * interrupt exit restores the interrupted one (regs->amr), a user access
+ * window opened at the default level stays at it, and a level switched
+ * inside a window keeps the window.
+ *
+ * Key 4 is the lowest key that is free: 0 and 1 are reserved, 2 is the
+ * execute-only key and 3 the kernel's.  With 4K pages the Linux PTE holds
+ * 3 key bits, so only keys 0-7 exist.  Key 4 is taken away from user
+ * space (reserved_allocation_mask, UAMOR, default_amr) whenever this is
+ * built in, so no user page carries it and KUAP need not block it.
+ *
+ * Only under the hash MMU with KUAP on: radix has no keys for kernel
+ * pages, and without KUAP nothing resets the AMR on entry.
+ *
+ * KPKEYS_PKEY_REG_INVAL (all ones) is no level: it has bits outside
+ * key 4's pair.
+ */
+#ifndef _ASM_POWERPC_KPKEYS_H
+#define _ASM_POWERPC_KPKEYS_H
+
+#include <asm/book3s/64/amr.h>
+
+#define KPKEYS_PKEY_DEFAULT	3
+#define KPKEYS_PKEY_PGTABLES	4
+
+#ifndef __ASSEMBLER__
+
+#include <linux/types.h>
+#include <asm/cache.h>
+#include <asm/reg.h>
+
+#define KPKEYS_PKEY_REG_MASK	AMR_KPKEYS_MASK
+
+/* Set once, on the boot CPU, by kpkeys_ppc_setup(). */
+extern bool kpkeys_ppc_enabled;
+
+static __always_inline bool arch_kpkeys_enabled(void)
+{
+	return READ_ONCE(kpkeys_ppc_enabled);
+}
+
+static __always_inline u64 arch_kpkeys_level_pkey_reg(int level)
+{
+	return level == KPKEYS_LVL_PGTABLES ? AMR_KPKEYS_LVL_PGTABLES :
+					      AMR_KPKEYS_LVL_DEFAULT;
+}
+
+/* noinstr-safe: the entry code uses it. */
+static __always_inline u64 arch_kpkeys_read_pkey_reg(void)
+{
+	return mfspr(SPRN_AMR);
+}
+
+/*
+ * The ISA asks for a context synchronising instruction before and after
+ * an AMR write (as set_kuap() does): the store the switch is for must see
+ * the new rights, and so must the first store after a switch back.
+ */
+static __always_inline void arch_kpkeys_write_pkey_reg(u64 reg)
+{
+	isync();
+	mtspr(SPRN_AMR, reg);
+	isync();
+}
+
+#endif /* __ASSEMBLER__ */
+
+#endif /* _ASM_POWERPC_KPKEYS_H */
