@@ -51,7 +51,6 @@
 #ifndef __ASSEMBLER__
 
 #include <linux/types.h>
-#include <asm/cache.h>
 #include <asm/reg.h>
 
 #define KPKEYS_PKEY_REG_MASK	AMR_KPKEYS_MASK

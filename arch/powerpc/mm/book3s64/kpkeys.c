@@ -14,13 +14,13 @@
 #include <linux/init.h>
 #include <linux/kpkeys.h>
 #include <linux/memblock.h>
+#include <linux/pkeys.h>
 #include <linux/printk.h>
 #include <linux/set_memory.h>
 #include <linux/string.h>
 #include <asm/firmware.h>
 #include <asm/kup.h>
 #include <asm/mmu.h>
-#include <asm/pkeys.h>
 
 #include "internal.h"
 
@@ -61,7 +61,7 @@ bool __init kpkeys_ppc_linear_map_by_pages(void)
 	if (kpkeys_ppc_pgtables_off)
 		why = "kpkeys_hardened_pgtables=off";
 	else if (firmware_has_feature(FW_FEATURE_LPAR))
-		why = "under a hypervisor, whose HPTE calls cannot change the key of a bolted entry yet";
+		why = "under a hypervisor: no HPTE call to change a bolted key yet";
 	if (why) {
 		pr_info("linear map: large pages, page-table pages cannot be keyed (%s)\n",
 			why);

@@ -33,7 +33,7 @@
 static void require_backend(struct kunit *test)
 {
 	if (!arch_kpkeys_enabled())
-		kunit_skip(test, "kpkeys unavailable (radix, no storage keys or no KUAP: see the boot log)");
+		kunit_skip(test, "kpkeys unavailable: see the boot log");
 }
 
 /* The storage key of a bolted linear-map HPTE, decoded here. */
@@ -181,6 +181,7 @@ static struct kunit_suite kpkeys_powerpc_suite = {
 	.name = "kpkeys_powerpc",
 	.test_cases = kpkeys_powerpc_cases,
 };
+
 kunit_test_suite(kpkeys_powerpc_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the powerpc kpkeys backend");
