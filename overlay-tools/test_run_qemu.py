@@ -158,6 +158,20 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(len(problems), 1, "only the first WARNING is expected")
         self.assertIn("WARNING expected by a test", notes[0])
 
+    def test_expected_oops_is_let_through_until_the_end_marker(self):
+        mod = run_qemu
+        oops = "[    2.0] Oops: Kernel access of bad area, sig: 11 [#1]"
+        lines = ["kpkeys-test: the next oops is expected (LKDTM ACCESS_USERSPACE)",
+                 "[    2.0] BUG: Unable to handle kernel data access on read at 0x3fff0000",
+                 oops, mod.EXPECTED_OOPS_END, oops]
+        problems, notes = mod.find_problems(lines, set())
+        self.assertEqual(len(notes), 2)
+        self.assertEqual(len(problems), 1, "an oops after the end marker fails")
+        panic = ["kpkeys-test: the next oops is expected (LKDTM ACCESS_USERSPACE)",
+                 "[    2.1] Kernel panic - not syncing: Fatal exception"]
+        problems, _ = mod.find_problems(panic, set())
+        self.assertEqual(len(problems), 1, "a panic is never expected")
+
     def test_warning_in_project_code_7_3_format(self):
         problems, _ = self.judge("[    1.1] WARNING: mm/kpkeys.c:42 at "
                                  "kpkeys_check+0x10/0x20, CPU#0: swapper/1")

@@ -427,12 +427,74 @@ static int test_efi_runtime_variable_read(const char **reason)
 	return 0;
 }
 
+/*
+ * powerpc: KUAP and KUEP share the AMR and IAMR with kpkeys (<asm/kpkeys.h>
+ * folds the default level into KUAP's values).  With kpkeys on, a kernel
+ * access to user memory outside a user access window must still fault:
+ * LKDTM's ACCESS_USERSPACE (read, then write) and EXEC_USERSPACE, each in
+ * a child the oops kills.  The markers let the runner (run-qemu.py) take
+ * the oops in between as expected.
+ */
+static int lkdtm_kills_child(const char *type, const char **reason)
+{
+	static char msg[96];
+	int status = 0, fd;
+	pid_t pid;
+
+	fd = open("/sys/kernel/debug/provoke-crash/DIRECT", O_WRONLY);
+	if (fd < 0) {
+		*reason = "no LKDTM (CONFIG_LKDTM) in this kernel";
+		return 1;
+	}
+	close(fd);
+	printf("kpkeys-test: the next oops is expected (LKDTM %s)\n", type);
+	pid = fork();
+	if (pid == 0) {
+		write_file("/sys/kernel/debug/provoke-crash/DIRECT", type);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		printf("kpkeys-test: the expected oops is over\n");
+		*reason = "fork or waitpid failed";
+		return -1;
+	}
+	printf("kpkeys-test: the expected oops is over\n");
+	if (!WIFSIGNALED(status)) {
+		snprintf(msg, sizeof(msg), "LKDTM %s: the kernel access survived", type);
+		*reason = msg;
+		return -1;
+	}
+	return 0;
+}
+
+static int test_kuap_blocks_user_access(const char **reason)
+{
+#ifdef __powerpc64__
+	return lkdtm_kills_child("ACCESS_USERSPACE", reason);
+#else
+	*reason = "powerpc only: KUAP shares the AMR with kpkeys";
+	return 1;
+#endif
+}
+
+static int test_kuep_blocks_user_exec(const char **reason)
+{
+#ifdef __powerpc64__
+	return lkdtm_kills_child("EXEC_USERSPACE", reason);
+#else
+	*reason = "powerpc only: KUEP shares the IAMR with kpkeys";
+	return 1;
+#endif
+}
+
 static const struct guest_test pgtables_tests[] = {
 	{ "pgtable_workload", test_pgtable_workload },
 	{ "walker_finds_no_unkeyed_tables", test_walker_finds_no_unkeyed_tables },
 	{ "stats_count_pgtable_work", test_stats_count_pgtable_work },
 	{ "cpuinfo_pks_flag", test_cpuinfo_pks_flag },
 	{ "efi_runtime_variable_read", test_efi_runtime_variable_read },
+	{ "kuap_blocks_user_access", test_kuap_blocks_user_access },
+	{ "kuep_blocks_user_exec", test_kuep_blocks_user_exec },
 };
 
 /*
@@ -697,52 +759,64 @@ static int test_key_write_disable_faults_at_once(const char **reason)
 }
 
 /*
- * arm64 kpkeys keeps POIndex 7 for page tables (<asm/kpkeys.h>): through
- * the system calls, user space can neither allocate it, nor free it and
- * then allocate it, nor give a page that key.
+ * The kernel keeps one user pkey for page tables: POIndex 7 on arm64
+ * (<asm/kpkeys.h>), storage key 4 on powerpc.  Through the system calls,
+ * user space can neither allocate it, nor free it and then allocate it,
+ * nor give a page that key.
  */
+#if defined(__aarch64__)
+#define KERNEL_PKEY	7
+#define MAX_PKEYS	8
+#elif defined(__powerpc64__)
+#define KERNEL_PKEY	4
+#define MAX_PKEYS	32
+#endif
+
 static int test_kernel_pkey_is_reserved(const char **reason)
 {
-#if defined(__aarch64__)
-	long keys[8], key;
+#ifdef KERNEL_PKEY
+	static char msg[96];
+	long keys[MAX_PKEYS], key;
 	int n = 0, ret = 0;
 	void *page;
 
-	while (n < 8 && (key = syscall(__NR_pkey_alloc, 0, 0)) >= 0) {
+	while (n < MAX_PKEYS && (key = syscall(__NR_pkey_alloc, 0, 0)) >= 0) {
 		keys[n++] = key;
-		if (key == 7) {
-			*reason = "pkey_alloc() returned 7, the kernel's page-table POIndex";
+		if (key == KERNEL_PKEY) {
+			snprintf(msg, sizeof(msg), "pkey_alloc() returned %d, the kernel's page-table key",
+				 KERNEL_PKEY);
+			*reason = msg;
 			ret = -1;
 		}
 	}
 	if (!n) {
-		*reason = "pkey_alloc() failed: no user pkeys (FEAT_S1POE)";
+		*reason = "pkey_alloc() failed: no user pkeys";
 		return -1;
 	}
-	/* Exhausted, with 7 never handed out (earlier tests hold some). */
-	if (!ret && (n == 8 || errno != ENOSPC)) {
+	/* Exhausted, with the kernel's key never handed out. */
+	if (!ret && (n == MAX_PKEYS || errno != ENOSPC)) {
 		*reason = "pkey_alloc() did not run out with ENOSPC";
 		ret = -1;
 	}
 	while (n)
 		syscall(__NR_pkey_free, keys[--n]);
-	if (!ret && (syscall(__NR_pkey_free, 7) != -1 || errno != EINVAL)) {
-		*reason = "pkey_free(7) did not fail with EINVAL";
+	if (!ret && (syscall(__NR_pkey_free, KERNEL_PKEY) != -1 || errno != EINVAL)) {
+		*reason = "pkey_free() of the kernel's key did not fail with EINVAL";
 		ret = -1;
 	}
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!ret && (page == MAP_FAILED ||
-		     syscall(__NR_pkey_mprotect, page, 4096, PROT_READ, 7) != -1 ||
+		     syscall(__NR_pkey_mprotect, page, 4096, PROT_READ, KERNEL_PKEY) != -1 ||
 		     errno != EINVAL)) {
-		*reason = "pkey_mprotect(..., 7) did not fail with EINVAL";
+		*reason = "pkey_mprotect() with the kernel's key did not fail with EINVAL";
 		ret = -1;
 	}
 	if (page != MAP_FAILED)
 		munmap(page, 4096);
 	return ret;
 #else
-	*reason = "arm64 only: the kernel's POIndex 7";
+	*reason = "arm64 and powerpc only: the kernel's page-table pkey";
 	return 1;
 #endif
 }
