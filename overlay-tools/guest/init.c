@@ -435,6 +435,7 @@ static int test_efi_runtime_variable_read(const char **reason)
  * a child the oops kills.  The markers let the runner (run-qemu.py) take
  * the oops in between as expected.
  */
+#ifdef __powerpc64__
 static int lkdtm_kills_child(const char *type, const char **reason)
 {
 	static char msg[96];
@@ -466,6 +467,7 @@ static int lkdtm_kills_child(const char *type, const char **reason)
 	}
 	return 0;
 }
+#endif
 
 static int test_kuap_blocks_user_access(const char **reason)
 {
