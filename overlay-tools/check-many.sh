@@ -7,8 +7,9 @@
 #
 # --bench-quick also runs the reduced benchmark suite (overlay-tools/bench.py
 # --quick) on each architecture after its checks: the test build for the
-# counters and the timings, except on arm64, whose timings come from the
-# production kernel that check.sh built (bench.py QUICK_PROD_ARCH).  One case per benchmark row and mode, passed
+# counters and the timings, except on arm64 and powerpc, whose timings
+# come from the production kernel that check.sh built (bench.py
+# QUICK_PROD_ARCHES).  One case per benchmark row and mode, passed
 # when the row produced results, and one for the counter and mode
 # assertions.
 #

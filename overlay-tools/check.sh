@@ -14,7 +14,9 @@
 #
 # On x86_64, unless KPKEYS_MODES is empty, a second kernel is built as
 # well (overlay-tools/configs/x86_64-debug.config, in build/<arch>[-llvm]-debug) and
-# booted under UEFI firmware (OVMF): the "<label>+debug-uefi" boot.
+# booted under UEFI firmware (OVMF): the "<label>+debug-uefi" boot.  On
+# arm64 and powerpc the production kernel (bench-prod.config, in
+# build/<arch>[-llvm]-prod) is built and booted: "<label>+prod-nocheck".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -256,12 +258,24 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		--expect-line "hardened page tables: off (the linear map cannot be keyed on this system" \
 		--expect-line "MiB with blocks (its blocks cannot be split live, so no page in them can be keyed)" \
 		--forbid-line "leaking" --forbid-line "set_memory_pkey(pfn" || rc=1
+fi
 
-	# The production kernel (the benchmark's, overlay-tools/configs/
-	# bench-prod.config: -O2, no CONFIG_KPKEYS_CHECK, no KUnit): the
-	# guest's page-table workload (fork, exec, mmap/munmap, mprotect,
-	# THP, vmalloc, 2 vCPUs) and the walker with the software check
-	# compiled out.  The benchmark's quick run reuses the build.
+# arm64 and powerpc: the production kernel (the benchmark's,
+# overlay-tools/configs/bench-prod.config: -O2, no CONFIG_KPKEYS_CHECK,
+# no KUnit) with the backend in use: the guest's page-table workload
+# (fork, exec, mmap/munmap, mprotect, THP, vmalloc, 2 vCPUs) and the
+# walker with the software check compiled out.  The benchmark's quick run
+# times this build (bench.py QUICK_PROD_ARCHES).
+prodhw=()
+case "$arch" in
+arm64)
+	prodhw=(--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7") ;;
+powerpc)
+	prodhw=("${hw[@]:0:4}"
+		--expect-pass kpkeys_hardened_pgtables_guest.kuap_blocks_user_access
+		--expect-pass kpkeys_hardened_pgtables_guest.kuep_blocks_user_exec) ;;
+esac
+if [ ${#prodhw[@]} -gt 0 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	prod=$out-prod
 	say "$arch: building the production kernel (no CONFIG_KPKEYS_CHECK) in $prod"
 	if KPKEYS_O=$prod "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
@@ -269,8 +283,7 @@ if [ "$arch" = arm64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$prod" &&
 	   git -C "$src" diff --name-only kpkeys-base HEAD > "$prod/project-files"; then
 		kout=$prod suites=("${guest_suites[@]}")
-		boot "$label+prod-nocheck" "" \
-			--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7" \
+		boot "$label+prod-nocheck" "" "${prodhw[@]}" \
 			--expect-line "kpkeys: hardened page tables: on" \
 			--forbid-line "hardened page tables: software only" \
 			--forbid-line "kpkeys: software level checker enabled" \
