@@ -135,7 +135,12 @@ powerpc)
 	    --expect-pass kpkeys_hardened_pgtables.linear_map_tables_keyed
 	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after
 	    --expect-pass kpkeys_powerpc.amr_holds_each_level
+	    --expect-pass kpkeys.cpu_comes_up_at_default
 	    --expect-pass kpkeys_powerpc.kuap_window_survives_a_switch
+	    --expect-pass kpkeys_powerpc.kuap_windows_keep_pgtables_read_only
+	    --expect-pass kpkeys_powerpc.kuap_windows_keep_the_level
+	    --expect-pass kpkeys_powerpc.kuap_faults_diagnosed_at_either_level
+	    --expect-pass kpkeys_powerpc.pgd_and_pud_pages_are_constructed
 	    --expect-pass kpkeys_powerpc.every_cpu_at_default
 	    --expect-pass kpkeys_powerpc.pgtable_page_has_key_4
 	    --expect-pass kpkeys_powerpc.user_cannot_get_key_4

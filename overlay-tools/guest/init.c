@@ -436,10 +436,36 @@ static int test_efi_runtime_variable_read(const char **reason)
  * the oops in between as expected.
  */
 #ifdef __powerpc64__
-static int lkdtm_kills_child(const char *type, const char **reason)
+/*
+ * Whether a kernel message logged since @fd was opened (on /dev/kmsg,
+ * non-blocking, at its end) contains @text.
+ */
+static int kmsg_has(int fd, const char *text)
 {
-	static char msg[96];
-	int status = 0, fd;
+	static char rec[8192];	/* a record longer than the buffer: EINVAL */
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0 && errno == EPIPE)	/* records overwritten: go on */
+			continue;
+		if (n < 0)			/* EAGAIN: nothing more */
+			return 0;
+		rec[n] = 0;
+		if (strstr(rec, text))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * LKDTM @type in a child, which must die of it, and the kernel must say
+ * @why (KUAP's or KUEP's own report, arch/powerpc/mm/fault.c), not just
+ * oops for some other reason.
+ */
+static int lkdtm_kills_child(const char *type, const char *why, const char **reason)
+{
+	static char msg[160];
+	int status = 0, fd, kmsg;
 	pid_t pid;
 
 	fd = open("/sys/kernel/debug/provoke-crash/DIRECT", O_WRONLY);
@@ -448,6 +474,16 @@ static int lkdtm_kills_child(const char *type, const char **reason)
 		return 1;
 	}
 	close(fd);
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kmsg < 0) {
+		*reason = "cannot open /dev/kmsg to read the kernel's report";
+		return -1;
+	}
+	if (lseek(kmsg, 0, SEEK_END) < 0) {
+		close(kmsg);
+		*reason = "cannot seek to the end of /dev/kmsg";
+		return -1;
+	}
 	printf("kpkeys-test: the next oops is expected (LKDTM %s)\n", type);
 	pid = fork();
 	if (pid == 0) {
@@ -456,15 +492,25 @@ static int lkdtm_kills_child(const char *type, const char **reason)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
 		printf("kpkeys-test: the expected oops is over\n");
+		close(kmsg);
 		*reason = "fork or waitpid failed";
 		return -1;
 	}
 	printf("kpkeys-test: the expected oops is over\n");
 	if (!WIFSIGNALED(status)) {
+		close(kmsg);
 		snprintf(msg, sizeof(msg), "LKDTM %s: the kernel access survived", type);
 		*reason = msg;
 		return -1;
 	}
+	if (!kmsg_has(kmsg, why)) {
+		close(kmsg);
+		snprintf(msg, sizeof(msg), "LKDTM %s: the child died, but the kernel never said \"%s\"",
+			 type, why);
+		*reason = msg;
+		return -1;
+	}
+	close(kmsg);
 	return 0;
 }
 #endif
@@ -472,7 +518,8 @@ static int lkdtm_kills_child(const char *type, const char **reason)
 static int test_kuap_blocks_user_access(const char **reason)
 {
 #ifdef __powerpc64__
-	return lkdtm_kills_child("ACCESS_USERSPACE", reason);
+	return lkdtm_kills_child("ACCESS_USERSPACE", "Kernel attempted to read user page",
+				 reason);
 #else
 	*reason = "powerpc only: KUAP shares the AMR with kpkeys";
 	return 1;
@@ -482,7 +529,8 @@ static int test_kuap_blocks_user_access(const char **reason)
 static int test_kuep_blocks_user_exec(const char **reason)
 {
 #ifdef __powerpc64__
-	return lkdtm_kills_child("EXEC_USERSPACE", reason);
+	return lkdtm_kills_child("EXEC_USERSPACE", "kernel tried to execute user page",
+				 reason);
 #else
 	*reason = "powerpc only: KUEP shares the IAMR with kpkeys";
 	return 1;
