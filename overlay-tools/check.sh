@@ -69,7 +69,17 @@ guest_suites=(--expect-suite kpkeys_guest_harness
 	      --expect-suite kpkeys_hardened_pgtables_guest)
 kunit_suites=(--expect-suite kpkeys_harness --expect-suite kpkeys
 	      --expect-suite kpkeys_hardened_pgtables
-	      --expect-suite kpkeys_hardened_pgtables_boot)
+	      --expect-suite kpkeys_hardened_pgtables_boot
+	      --expect-suite kpkeys_conformance)
+# Every case of the conformance suite must pass in the default boot of
+# every architecture: each one has its backend in use there.
+conf=()
+for c in level_encoding_round_trips unchanged_level_writes_nothing \
+	 unmanaged_bits_survive_a_switch pgtable_page_keyed_and_enforced \
+	 interrupt_runs_at_default sleeping_task_keeps_its_level \
+	 batching_collapses_writes; do
+	conf+=(--expect-pass "kpkeys_conformance.$c")
+done
 # The backend's own suite, where there is one.
 [ "$arch" = arm64 ] && kunit_suites+=(--expect-suite kpkeys_arm64)
 [ "$arch" = powerpc ] && kunit_suites+=(--expect-suite kpkeys_powerpc)
@@ -172,7 +182,7 @@ rc=0
 # The default boot also runs kselftest's runner on the series' selftests
 # (the suite kpkeys_kselftest, see guest/init.c).
 boot "$label" "kpkeys_init.kselftest=1${pkeys_param:+ $pkeys_param}" \
-	--expect-line "kpkeys: hardened page tables: " "${hw[@]}" "${pkeys[@]}" \
+	--expect-line "kpkeys: hardened page tables: " "${hw[@]}" "${pkeys[@]}" "${conf[@]}" \
 	--expect-suite kpkeys_kselftest \
 	--expect-pass "kpkeys_kselftest.selftests: kpkeys: kpkeys_bench" || rc=1
 if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
