@@ -40,6 +40,16 @@ static void require_register(struct kunit *test)
 			   "no kpkeys backend in use (see the kpkeys lines of the boot log)");
 }
 
+/* This CPU's count of register writes by the level API, 0 without stats. */
+static unsigned long conf_reg_writes(void)
+{
+#ifdef CONFIG_KPKEYS_STATS
+	return this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]);
+#else
+	return 0;
+#endif
+}
+
 /* The managed bits of the register itself, not a cached copy. */
 static u64 hw_managed(void)
 {
@@ -85,25 +95,24 @@ static void level_encoding_round_trips(struct kunit *test)
 static void unchanged_level_writes_nothing(struct kunit *test)
 {
 	struct kpkeys_saved saved;
-	unsigned long writes = 0;
-	u64 before;
+	unsigned long writes, flags;
+	u64 before, after;
 
 	conf_hook(test,
 		  "kpkeys_set_level(), kpkeys_restore_pkey_reg(): the \"nothing changed\" path");
 	require_register(test);
 
-	preempt_disable();
+	/* Interrupts off: no handler's own switch lands in the count. */
+	local_irq_save(flags);
 	before = arch_kpkeys_read_pkey_reg_hw();
-#ifdef CONFIG_KPKEYS_STATS
-	writes = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]);
-#endif
+	writes = conf_reg_writes();
 	saved = kpkeys_set_level(KPKEYS_LVL_DEFAULT);
 	kpkeys_restore_pkey_reg(saved);
-#ifdef CONFIG_KPKEYS_STATS
-	writes = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]) - writes;
-#endif
-	KUNIT_EXPECT_EQ(test, (u64)arch_kpkeys_read_pkey_reg_hw(), before);
-	preempt_enable();
+	writes = conf_reg_writes() - writes;
+	after = arch_kpkeys_read_pkey_reg_hw();
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, after, before);
 
 	KUNIT_EXPECT_EQ(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
 	KUNIT_EXPECT_EQ_MSG(test, writes, 0, "register writes for no change of level");
@@ -115,7 +124,8 @@ static void unchanged_level_writes_nothing(struct kunit *test)
  * The unmanaged bits of the register, with a pattern kpkeys never writes
  * (from the architecture, not from the backend): the write-disable bits
  * of PKS keys 2-15; POR_EL1 field 3 (a user POIndex) as RW; the AMR pair
- * of key 31, which no HPTE carries with 4K pages, cleared.
+ * of key 1, which Linux reserves and no page carries, cleared.  False
+ * where no pattern is known; *@planted == @reg where it changes nothing.
  */
 static bool unmanaged_pattern(u64 reg, u64 *planted)
 {
@@ -124,11 +134,11 @@ static bool unmanaged_pattern(u64 reg, u64 *planted)
 #elif defined(CONFIG_ARM64)
 	*planted = (reg & ~0xf000ULL) | 0x5000ULL;
 #elif defined(CONFIG_PPC64)
-	*planted = reg & ~0x3ULL;
+	*planted = reg & ~0x3000000000000000ULL;
 #else
 	return false;
 #endif
-	return *planted != reg && !((*planted ^ reg) & KPKEYS_PKEY_REG_MASK);
+	return !((*planted ^ reg) & KPKEYS_PKEY_REG_MASK);
 }
 
 /*
@@ -149,7 +159,7 @@ static void unmanaged_bits_survive_a_switch(struct kunit *test)
 	local_irq_save(flags);
 	orig = arch_kpkeys_read_pkey_reg_hw();
 	known = unmanaged_pattern(orig, &planted);
-	if (known) {
+	if (known && planted != orig) {
 		arch_kpkeys_write_pkey_reg(planted);
 		saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
 		at = arch_kpkeys_read_pkey_reg_hw();
@@ -162,6 +172,9 @@ static void unmanaged_bits_survive_a_switch(struct kunit *test)
 	if (!known)
 		kunit_skip(test,
 			   "no unmanaged-bit pattern for this arch: add one to unmanaged_pattern()");
+	if (planted == orig)
+		kunit_skip(test, "the register holds the pattern already (%#llx)",
+			   orig);
 	KUNIT_EXPECT_EQ_MSG(test, at & ~KPKEYS_PKEY_REG_MASK, planted & ~KPKEYS_PKEY_REG_MASK,
 			    "at the page-table level (register %#llx, planted %#llx)", at, planted);
 	KUNIT_EXPECT_EQ(test, at & KPKEYS_PKEY_REG_MASK,
@@ -180,7 +193,7 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 {
 	struct ptdesc *ptdesc;
 	unsigned long plain, zero = 0;
-	int key, plain_key, at_default, at_level;
+	int key, plain_key, at_default, at_level, read;
 	void *table;
 
 	conf_hook(test, "set_memory_pkey(), kernel_page_pkey(), the arch's kernel fault fixup");
@@ -194,6 +207,7 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 	plain = __get_free_page(GFP_KERNEL);
 	key = kernel_page_pkey((unsigned long)table);
 	plain_key = plain ? kernel_page_pkey(plain) : -ENOMEM;
+	read = copy_from_kernel_nofault(&zero, table, sizeof(zero));
 	at_default = copy_to_kernel_nofault(table, &zero, sizeof(zero));
 	scoped_guard(kpkeys_conf_pgtables)
 		at_level = copy_to_kernel_nofault(table, &zero, sizeof(zero));
@@ -202,6 +216,7 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 
 	KUNIT_EXPECT_EQ_MSG(test, key, KPKEYS_PKEY_PGTABLES, "the key of a page-table page");
 	KUNIT_EXPECT_EQ_MSG(test, plain_key, KPKEYS_PKEY_DEFAULT, "the key of an ordinary page");
+	KUNIT_EXPECT_EQ_MSG(test, read, 0, "a load at the default level faulted");
 	KUNIT_EXPECT_EQ_MSG(test, at_level, 0, "a store at the page-table level faulted");
 	if (arch_kpkeys_enforced())
 		KUNIT_EXPECT_EQ_MSG(test, at_default, -EFAULT,
@@ -212,6 +227,7 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 
 struct conf_irq_probe {
 	struct hrtimer timer;
+	struct task_struct *task;
 	u64 reg;
 	bool fired;
 };
@@ -221,7 +237,8 @@ static enum hrtimer_restart conf_irq_probe_fn(struct hrtimer *timer)
 	struct conf_irq_probe *probe = container_of(timer, struct conf_irq_probe, timer);
 
 	probe->reg = hw_managed();
-	/* Publish reg before the flag the test polls. */
+	probe->task = current;
+	/* Publish reg and task before the flag the test polls. */
 	smp_store_release(&probe->fired, true);
 	return HRTIMER_NORESTART;
 }
@@ -242,6 +259,8 @@ static void interrupt_runs_at_default(struct kunit *test)
 
 	hrtimer_setup_on_stack(&probe.timer, conf_irq_probe_fn, CLOCK_MONOTONIC,
 			       HRTIMER_MODE_REL_PINNED_HARD);
+	/* Preemption off: the interrupt must hit this task, in this section. */
+	preempt_disable();
 	scoped_guard(kpkeys_conf_pgtables) {
 		hrtimer_start(&probe.timer, us_to_ktime(100), HRTIMER_MODE_REL_PINNED_HARD);
 		/* Busy-wait, so that the interrupt hits this section; pairs with the handler. */
@@ -249,10 +268,13 @@ static void interrupt_runs_at_default(struct kunit *test)
 			cpu_relax();
 		after = hw_managed();
 	}
+	preempt_enable();
 	hrtimer_cancel(&probe.timer);
 	destroy_hrtimer_on_stack(&probe.timer);
 
 	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "the timer interrupt never came");
+	KUNIT_EXPECT_PTR_EQ_MSG(test, probe.task, current,
+				"the interrupt hit another task, not the section");
 	KUNIT_EXPECT_EQ_MSG(test, probe.reg, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
 			    "the interrupt handler ran at another level");
 	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
@@ -307,7 +329,7 @@ static void sleeping_task_keeps_its_level(struct kunit *test)
 }
 
 /* One page-table guard, as a writer takes it. */
-static void __maybe_unused conf_one_guard(void)
+static void conf_one_guard(void)
 {
 	guard(kpkeys_hardened_pgtables)();
 }
@@ -318,7 +340,8 @@ static void __maybe_unused conf_one_guard(void)
  */
 static void batching_collapses_writes(struct kunit *test)
 {
-	unsigned long in_section = 0, outside = 0;
+	unsigned long in_section, outside, flags;
+	u64 inside = 0;
 	int i;
 
 	conf_hook(test,
@@ -333,24 +356,27 @@ static void batching_collapses_writes(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_KPKEYS_STATS))
 		kunit_skip(test, "CONFIG_KPKEYS_STATS=n: register writes are not counted");
 
-#ifdef CONFIG_KPKEYS_STATS
-	preempt_disable();
-	outside = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]);
+	/* Interrupts off: no handler's own switch lands in the counts. */
+	local_irq_save(flags);
+	outside = conf_reg_writes();
 	for (i = 0; i < CONF_WRITES; i++)
 		conf_one_guard();
-	outside = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]) - outside;
-	in_section = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]);
+	outside = conf_reg_writes() - outside;
+	in_section = conf_reg_writes();
 	lazy_mmu_mode_enable();
 	for (i = 0; i < CONF_WRITES; i++)
 		conf_one_guard();
+	/* The section is still at the page-table level for its next write. */
+	inside = hw_managed();
 	lazy_mmu_mode_disable();
-	in_section = this_cpu_read(kpkeys_stats[KPKEYS_STAT_REG_WRITES]) - in_section;
-	preempt_enable();
-#endif
+	in_section = conf_reg_writes() - in_section;
+	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, outside, 2 * CONF_WRITES);
 	KUNIT_EXPECT_EQ_MSG(test, in_section, 2, "register writes for %d guards in one section",
 			    CONF_WRITES);
+	KUNIT_EXPECT_EQ_MSG(test, inside, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
+			    "the section left the page-table level before its end");
 	KUNIT_EXPECT_EQ(test, hw_managed(), arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
 }
 
