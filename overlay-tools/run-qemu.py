@@ -368,7 +368,7 @@ def failed_cases(suites):
 
 
 def judge(lines, kunit_py, own_files=(), expect_lines=(), forbid_lines=(),
-          expect_pass=(), expect_suites=()):
+          expect_pass=(), expect_suites=(), expect_all_pass=()):
     """Judge a console log; returns (problems, notes, suites, failed).
 
     @lines are the console lines as QEMU printed them; guest lines split by
@@ -410,6 +410,16 @@ def judge(lines, kunit_py, own_files=(), expect_lines=(), forbid_lines=(),
         status = dict(suites.get(suite, [])).get(case)
         if status != "PASS":
             problems.append("%s did not pass (%s)" % (spec, status or "missing"))
+    for name in expect_all_pass:
+        cases = suites.get(name)
+        if not cases:
+            problems.append("suite %s, whose every case must pass, %s"
+                            % (name, "ran no test" if name in suites else "is missing"))
+            continue
+        for case, status in cases:
+            if status != "PASS":
+                problems.append("%s.%s did not pass (%s): every case of %s must "
+                                "pass here" % (name, case or UNNAMED, status, name))
     for name in expect_suites:
         if name not in suites:
             problems.append("missing results of suite %s" % name)
@@ -456,6 +466,9 @@ def main():
     ap.add_argument("--expect-pass", action="append", default=[],
                     metavar="SUITE.CASE",
                     help="a test case that must pass (not skip)")
+    ap.add_argument("--expect-all-pass", action="append", default=[],
+                    metavar="SUITE",
+                    help="a suite whose every case must pass (none may skip)")
     ap.add_argument("--project-files",
                     help="file listing the project's kernel paths (for WARNINGs)")
     ap.add_argument("--label", default=None)
@@ -486,7 +499,8 @@ def main():
     problems, notes, suites, failed = judge(
         lines, kunit_py, project_files(args.project_files),
         expect_lines=args.expect_line, forbid_lines=args.forbid_line,
-        expect_pass=args.expect_pass, expect_suites=args.expect_suite)
+        expect_pass=args.expect_pass, expect_suites=args.expect_suite,
+        expect_all_pass=args.expect_all_pass)
     if timed_out:
         problems.insert(0, "timeout after %d s" % args.timeout)
     if rc not in (0, None) and not timed_out:

@@ -373,6 +373,26 @@ class KtapJudgeTest(unittest.TestCase):
         self.assertEqual((problems, failed), ([], []))
         self.assertIn(("guard_restores", "SKIP"), suites["kpkeys"])
 
+    def test_expect_all_pass_refuses_a_skip(self):
+        lines = [l.replace("ok 2 guard_restores", "ok 2 guard_restores # SKIP no")
+                 for l in console()]
+        problems, _, _, failed = run_qemu.judge(lines, KUNIT_PY, OWN,
+                                                expect_all_pass=["kpkeys"])
+        self.assertEqual(failed, [])
+        self.assertEqual(len(problems), 1)
+        self.assertIn("kpkeys.guard_restores did not pass (SKIP)", problems[0])
+
+    def test_expect_all_pass_accepts_all_passing(self):
+        problems, _, _, failed = run_qemu.judge(console(), KUNIT_PY, OWN,
+                                                expect_all_pass=["kpkeys"])
+        self.assertEqual((problems, failed), ([], []))
+
+    def test_expect_all_pass_refuses_a_missing_suite(self):
+        problems, _, _, _ = run_qemu.judge(console(), KUNIT_PY, OWN,
+                                           expect_all_pass=["kpkeys_conformance"])
+        self.assertEqual(problems, ["suite kpkeys_conformance, whose every case "
+                                    "must pass, is missing"])
+
     def test_missing_case_fails(self):
         lines = [l for l in console() if "ok 4 fork_and_wait" not in l]
         problems, _, _, failed = self.judge(lines)

@@ -15,14 +15,19 @@
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/console.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kpkeys.h>
+#include <linux/kpkeys_entry.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/pgtable.h>
+#include <linux/sched/task.h>
 #include <linux/set_memory.h>
 #include <linux/uaccess.h>
+
+#include "kpkeys_test.h"
 
 KPKEYS_GUARD(kpkeys_conf_pgtables, KPKEYS_LVL_PGTABLES);
 
@@ -57,9 +62,33 @@ static u64 hw_managed(void)
 }
 
 /*
- * A level's encoding lies inside KPKEYS_PKEY_REG_MASK, the two levels
- * differ, and each one is what the register holds once it is set; a
- * restore puts back the whole register as it was.
+ * The managed bits of each level, written out from the architecture
+ * manuals rather than taken from the backend: a backend whose macros
+ * encode the wrong permission fails here, not only in a fault test.
+ * False where the arch has no entry yet (a port adds one).
+ */
+static bool conf_level_from_manual(int level, u64 *bits)
+{
+#if defined(CONFIG_X86)
+	/* IA32_PKRS: key k has AD at bit 2k, WD at bit 2k + 1; key 1 is WD. */
+	*bits = level == KPKEYS_LVL_DEFAULT ? 0x8 : 0x0;
+#elif defined(CONFIG_ARM64)
+	/* POR_EL1: 4-bit fields; POIndex 0 RWX (0x7), POIndex 7 R (0x1) or RW (0x5). */
+	*bits = level == KPKEYS_LVL_DEFAULT ? 0x10000007 : 0x50000007;
+#elif defined(CONFIG_PPC64)
+	/* AMR: key k's pair at bits 63-2k:62-2k, WD the lower; key 4 is WD. */
+	*bits = level == KPKEYS_LVL_DEFAULT ? 0x0080000000000000ULL : 0x0;
+#else
+	return false;
+#endif
+	return true;
+}
+
+/*
+ * A level's encoding lies inside KPKEYS_PKEY_REG_MASK, is what the
+ * architecture manual says, the two levels differ, and each one is what
+ * the register holds once it is set; a restore puts back the whole
+ * register as it was.
  */
 static void level_encoding_round_trips(struct kunit *test)
 {
@@ -73,6 +102,13 @@ static void level_encoding_round_trips(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pgt & ~KPKEYS_PKEY_REG_MASK, 0);
 	KUNIT_EXPECT_NE(test, def, pgt);
 	KUNIT_EXPECT_FALSE(test, kpkeys_managed_valid(KPKEYS_PKEY_REG_INVAL));
+	if (conf_level_from_manual(KPKEYS_LVL_DEFAULT, &at)) {
+		KUNIT_EXPECT_EQ_MSG(test, def, at, "the default level's encoding");
+		conf_level_from_manual(KPKEYS_LVL_PGTABLES, &at);
+		KUNIT_EXPECT_EQ_MSG(test, pgt, at, "the page-table level's encoding");
+	} else {
+		kunit_info(test, "no encoding from the manual for this arch: add one to conf_level_from_manual()\n");
+	}
 	require_register(test);
 
 	before = arch_kpkeys_read_pkey_reg_hw();
@@ -120,6 +156,53 @@ static void unchanged_level_writes_nothing(struct kunit *test)
 		kunit_info(test, "CONFIG_KPKEYS_STATS=n: register writes not counted\n");
 }
 
+/* A value of the managed bits that no level encodes. */
+static u64 conf_no_level(void)
+{
+	u64 candidates[] = {
+		KPKEYS_PKEY_REG_MASK,
+		KPKEYS_PKEY_REG_MASK & (KPKEYS_PKEY_REG_MASK - 1),
+		0,
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(candidates); i++)
+		if (!kpkeys_managed_valid(candidates[i]))
+			return candidates[i];
+	return KPKEYS_PKEY_REG_INVAL;
+}
+
+/*
+ * A saved state lives in writable memory (the stack): a restore of a
+ * value that no level produces must not load it, but the default level,
+ * with a warning.
+ */
+static void forged_saved_value_restores_default(struct kunit *test)
+{
+	struct kpkeys_saved saved;
+	u64 forged = conf_no_level();
+	unsigned long flags;
+	u64 after;
+
+	conf_hook(test, "kpkeys_managed_valid(), kpkeys_restore_invalid()");
+	require_register(test);
+	KUNIT_ASSERT_NE_MSG(test, forged, KPKEYS_PKEY_REG_INVAL,
+			    "every candidate value is a level: extend conf_no_level()");
+
+	pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
+	local_irq_save(flags);
+	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	/* What a stack overwrite would do: the saved default becomes @forged. */
+	saved.reg = (saved.reg & ~KPKEYS_PKEY_REG_MASK) | forged;
+	kpkeys_restore_pkey_reg(saved);
+	after = hw_managed();
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "the restore of %#llx left the register's managed bits at another value",
+			    forged);
+}
+
 /*
  * The unmanaged bits of the register, with a pattern kpkeys never writes
  * (from the architecture, not from the backend): the write-disable bits
@@ -141,6 +224,53 @@ static bool unmanaged_pattern(u64 reg, u64 *planted)
 	return !((*planted ^ reg) & KPKEYS_PKEY_REG_MASK);
 }
 
+static void require_pattern(struct kunit *test)
+{
+	u64 reg = arch_kpkeys_read_pkey_reg_hw(), planted;
+
+	if (!unmanaged_pattern(reg, &planted))
+		kunit_skip(test,
+			   "no unmanaged-bit pattern for this arch: add one to unmanaged_pattern()");
+	if (planted == reg)
+		kunit_skip(test, "the register holds the pattern already (%#llx)", reg);
+}
+
+/*
+ * Plant the unmanaged-bit pattern in this CPU's register (migration is
+ * disabled: the test must stay where the pattern is).
+ */
+static void conf_plant(u64 *orig, u64 *planted)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	*orig = arch_kpkeys_read_pkey_reg_hw();
+	unmanaged_pattern(*orig, planted);
+	arch_kpkeys_write_pkey_reg(*planted);
+	local_irq_restore(flags);
+}
+
+static void conf_unplant(u64 orig)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	arch_kpkeys_write_pkey_reg(orig);
+	local_irq_restore(flags);
+}
+
+/* @reg holds the page-table level and, around it, the planted bits. */
+static void expect_planted_at_level(struct kunit *test, u64 reg, u64 planted,
+				    const char *when)
+{
+	KUNIT_EXPECT_EQ_MSG(test, reg & ~KPKEYS_PKEY_REG_MASK, planted & ~KPKEYS_PKEY_REG_MASK,
+			    "%s: unmanaged bits lost (register %#llx, planted %#llx)",
+			    when, reg, planted);
+	KUNIT_EXPECT_EQ_MSG(test, reg & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
+			    "%s: not at the page-table level", when);
+}
+
 /*
  * A switch to each level and back changes the managed bits only: bits
  * that belong to another user of the register (KUAP in the AMR, other
@@ -149,36 +279,25 @@ static bool unmanaged_pattern(u64 reg, u64 *planted)
 static void unmanaged_bits_survive_a_switch(struct kunit *test)
 {
 	struct kpkeys_saved saved;
-	u64 orig, planted = 0, at = 0, back = 0;
+	u64 orig, planted, at, back;
 	unsigned long flags;
-	bool known;
 
 	conf_hook(test, "arch_kpkeys_write_pkey_reg() through kpkeys_switch_managed()");
 	require_register(test);
+	require_pattern(test);
 
+	migrate_disable();
+	conf_plant(&orig, &planted);
 	local_irq_save(flags);
-	orig = arch_kpkeys_read_pkey_reg_hw();
-	known = unmanaged_pattern(orig, &planted);
-	if (known && planted != orig) {
-		arch_kpkeys_write_pkey_reg(planted);
-		saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-		at = arch_kpkeys_read_pkey_reg_hw();
-		kpkeys_restore_pkey_reg(saved);
-		back = arch_kpkeys_read_pkey_reg_hw();
-		arch_kpkeys_write_pkey_reg(orig);
-	}
+	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	at = arch_kpkeys_read_pkey_reg_hw();
+	kpkeys_restore_pkey_reg(saved);
+	back = arch_kpkeys_read_pkey_reg_hw();
 	local_irq_restore(flags);
+	conf_unplant(orig);
+	migrate_enable();
 
-	if (!known)
-		kunit_skip(test,
-			   "no unmanaged-bit pattern for this arch: add one to unmanaged_pattern()");
-	if (planted == orig)
-		kunit_skip(test, "the register holds the pattern already (%#llx)",
-			   orig);
-	KUNIT_EXPECT_EQ_MSG(test, at & ~KPKEYS_PKEY_REG_MASK, planted & ~KPKEYS_PKEY_REG_MASK,
-			    "at the page-table level (register %#llx, planted %#llx)", at, planted);
-	KUNIT_EXPECT_EQ(test, at & KPKEYS_PKEY_REG_MASK,
-			arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+	expect_planted_at_level(test, at, planted, "at the page-table level");
 	KUNIT_EXPECT_EQ_MSG(test, back, planted, "after the restore");
 	KUNIT_EXPECT_EQ(test, (u64)arch_kpkeys_read_pkey_reg_hw(), orig);
 }
@@ -244,41 +363,138 @@ static enum hrtimer_restart conf_irq_probe_fn(struct hrtimer *timer)
 }
 
 /*
+ * Take a timer interrupt in a page-table-level section of this task;
+ * *@after is the whole register when the section resumes.
+ */
+static void conf_interrupt_at_level(struct conf_irq_probe *probe, u64 *after)
+{
+	unsigned long timeout = jiffies + 5 * HZ;
+
+	hrtimer_setup_on_stack(&probe->timer, conf_irq_probe_fn, CLOCK_MONOTONIC,
+			       HRTIMER_MODE_REL_PINNED_HARD);
+	/* Preemption off: the interrupt must hit this task, in this section. */
+	preempt_disable();
+	scoped_guard(kpkeys_conf_pgtables) {
+		hrtimer_start(&probe->timer, us_to_ktime(100), HRTIMER_MODE_REL_PINNED_HARD);
+		/* Busy-wait, so that the interrupt hits this section; pairs with the handler. */
+		while (!smp_load_acquire(&probe->fired) && time_before(jiffies, timeout))
+			cpu_relax();
+		*after = arch_kpkeys_read_pkey_reg_hw();
+	}
+	preempt_enable();
+	hrtimer_cancel(&probe->timer);
+	destroy_hrtimer_on_stack(&probe->timer);
+}
+
+static void expect_interrupt_at_default(struct kunit *test, const struct conf_irq_probe *probe)
+{
+	KUNIT_ASSERT_TRUE_MSG(test, probe->fired, "the timer interrupt never came");
+	KUNIT_EXPECT_PTR_EQ_MSG(test, probe->task, current,
+				"the interrupt hit another task, not the section");
+	KUNIT_EXPECT_EQ_MSG(test, probe->reg, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "the interrupt handler ran at another level");
+}
+
+/*
  * An interrupt taken at the page-table level runs at the default level,
  * and the interrupted code gets its level back.
  */
 static void interrupt_runs_at_default(struct kunit *test)
 {
 	struct conf_irq_probe probe = {};
-	unsigned long timeout = jiffies + 5 * HZ;
 	u64 after = 0;
 
 	conf_hook(test,
 		  "kpkeys_irqentry_enter(), kpkeys_irqentry_exit() (and the arch's entry code)");
 	require_register(test);
 
-	hrtimer_setup_on_stack(&probe.timer, conf_irq_probe_fn, CLOCK_MONOTONIC,
-			       HRTIMER_MODE_REL_PINNED_HARD);
-	/* Preemption off: the interrupt must hit this task, in this section. */
-	preempt_disable();
+	conf_interrupt_at_level(&probe, &after);
+
+	expect_interrupt_at_default(test, &probe);
+	KUNIT_EXPECT_EQ_MSG(test, after & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
+			    "the interrupted code lost its level");
+}
+
+/*
+ * The same interrupt with the unmanaged bits planted: entry and exit
+ * switch the managed bits only, and the interrupted code gets the
+ * planted bits back with its level.
+ */
+static void unmanaged_bits_survive_an_interrupt(struct kunit *test)
+{
+	struct conf_irq_probe probe = {};
+	u64 orig, planted, after = 0;
+
+	conf_hook(test, "kpkeys_irqentry_enter(), kpkeys_irqentry_exit() (and the arch's entry code)");
+	require_register(test);
+	require_pattern(test);
+
+	migrate_disable();
+	conf_plant(&orig, &planted);
+	conf_interrupt_at_level(&probe, &after);
+	conf_unplant(orig);
+	migrate_enable();
+
+	expect_interrupt_at_default(test, &probe);
+	expect_planted_at_level(test, after, planted, "after the interrupt");
+}
+
+/*
+ * An exception taken at the page-table level runs at the default level:
+ * a WARN() traps (x86 #UD, arm64 BRK, powerpc program check), and the
+ * console sees the "WARNING: " line while the trap handler prints it,
+ * so the register is read there.
+ */
+static struct {
+	struct task_struct *task;
+	bool seen;
+	u64 reg;
+} conf_warn_probe;
+
+static void conf_warn_probe_write(struct console *con, const char *s, unsigned int n)
+{
+	if (READ_ONCE(conf_warn_probe.task) != current || conf_warn_probe.seen ||
+	    !strnstr(s, "WARNING: ", n))
+		return;
+	conf_warn_probe.reg = hw_managed();
+	conf_warn_probe.seen = true;
+}
+
+static struct console conf_warn_console = {
+	.name	= "kpkeysconf",
+	.write	= conf_warn_probe_write,
+	.flags	= CON_ENABLED,
+	.index	= -1,
+};
+
+static void exception_runs_at_default(struct kunit *test)
+{
+	u64 after;
+
+	conf_hook(test,
+		  "kpkeys_irqentry_enter() from the arch's trap entry (x86 handle_bug(), arm64 arm64_enter_el1_dbg(), powerpc irqentry_enter())");
+	require_register(test);
+
+	conf_warn_probe.seen = false;
+	register_console(&conf_warn_console);
+	WRITE_ONCE(conf_warn_probe.task, current);
+	pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
 	scoped_guard(kpkeys_conf_pgtables) {
-		hrtimer_start(&probe.timer, us_to_ktime(100), HRTIMER_MODE_REL_PINNED_HARD);
-		/* Busy-wait, so that the interrupt hits this section; pairs with the handler. */
-		while (!smp_load_acquire(&probe.fired) && time_before(jiffies, timeout))
-			cpu_relax();
+		WARN(1, "kpkeys_conformance: a WARN at the page-table level\n");
 		after = hw_managed();
 	}
-	preempt_enable();
-	hrtimer_cancel(&probe.timer);
-	destroy_hrtimer_on_stack(&probe.timer);
+	WRITE_ONCE(conf_warn_probe.task, NULL);
+	unregister_console(&conf_warn_console);
 
-	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "the timer interrupt never came");
-	KUNIT_EXPECT_PTR_EQ_MSG(test, probe.task, current,
-				"the interrupt hit another task, not the section");
-	KUNIT_EXPECT_EQ_MSG(test, probe.reg, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the interrupt handler ran at another level");
+	if (!conf_warn_probe.seen)
+		kunit_skip(test,
+			   "the WARNING line was printed from another context (another CPU flushed the console)");
+	KUNIT_EXPECT_EQ_MSG(test, conf_warn_probe.reg,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "the trap handler ran at the level of the code that warned");
 	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "the interrupted code lost its level");
+			    "the code that warned lost its level");
 }
 
 struct conf_task_probe {
@@ -290,9 +506,34 @@ static int conf_task_probe_fn(void *data)
 {
 	struct conf_task_probe *probe = data;
 
-	probe->reg = hw_managed();
+	probe->reg = arch_kpkeys_read_pkey_reg_hw();
 	complete(&probe->done);
 	return 0;
+}
+
+/*
+ * Sleep at the page-table level while another task runs on this CPU;
+ * *@after is the whole register when this task is back.  False if no
+ * task could be created.
+ */
+static bool conf_sleep_at_level(struct conf_task_probe *probe, u64 *after)
+{
+	struct task_struct *task;
+
+	init_completion(&probe->done);
+	task = kthread_create(conf_task_probe_fn, probe, "kpkeys_conf");
+	if (IS_ERR(task))
+		return false;
+	migrate_disable();
+	kthread_bind(task, smp_processor_id());
+	scoped_guard(kpkeys_conf_pgtables) {
+		wake_up_process(task);
+		wait_for_completion(&probe->done);
+		usleep_range(1000, 2000);
+		*after = arch_kpkeys_read_pkey_reg_hw();
+	}
+	migrate_enable();
+	return true;
 }
 
 /*
@@ -302,30 +543,110 @@ static int conf_task_probe_fn(void *data)
 static void sleeping_task_keeps_its_level(struct kunit *test)
 {
 	struct conf_task_probe probe = {};
-	struct task_struct *task;
 	u64 after = 0;
 
 	conf_hook(test, "kpkeys_sched_switch()");
 	require_register(test);
 
-	init_completion(&probe.done);
-	task = kthread_create(conf_task_probe_fn, &probe, "kpkeys_conf");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	migrate_disable();
-	kthread_bind(task, smp_processor_id());
-	scoped_guard(kpkeys_conf_pgtables) {
-		wake_up_process(task);
-		wait_for_completion(&probe.done);
-		usleep_range(1000, 2000);
-		after = hw_managed();
-	}
-	migrate_enable();
+	KUNIT_ASSERT_TRUE_MSG(test, conf_sleep_at_level(&probe, &after),
+			      "kthread_create() failed");
 
-	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
+	KUNIT_EXPECT_EQ_MSG(test, after & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
 			    "the sleeper woke up at another level");
-	KUNIT_EXPECT_EQ_MSG(test, probe.reg, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
 			    "the task that ran meanwhile got the sleeper's level");
 	KUNIT_EXPECT_EQ(test, hw_managed(), arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+}
+
+/*
+ * The same sleep with the unmanaged bits planted: a context switch loads
+ * the next task's level only, and the sleeper wakes up with its planted
+ * bits as well as its level.
+ */
+static void unmanaged_bits_survive_a_context_switch(struct kunit *test)
+{
+	struct conf_task_probe probe = {};
+	u64 orig, planted, after = 0;
+	bool slept;
+
+	conf_hook(test, "kpkeys_sched_switch()");
+	require_register(test);
+	require_pattern(test);
+
+	migrate_disable();
+	conf_plant(&orig, &planted);
+	slept = conf_sleep_at_level(&probe, &after);
+	conf_unplant(orig);
+	migrate_enable();
+
+	KUNIT_ASSERT_TRUE_MSG(test, slept, "kthread_create() failed");
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "the task that ran meanwhile got the sleeper's level");
+	expect_planted_at_level(test, after, planted, "after the sleep");
+}
+
+/* A child of kernel_thread() must not return: there is no user mode to return to. */
+static int conf_child_fn(void *data)
+{
+	conf_task_probe_fn(data);
+	do_exit(0);
+}
+
+/*
+ * A task forked at the page-table level starts at the default level.  The
+ * parent is switched out at the level first, so that the task_struct the
+ * child copies holds the page-table level: without kpkeys_fork(), the
+ * child's first switch-in would load it.
+ */
+static void new_task_starts_at_default(struct kunit *test)
+{
+	struct conf_task_probe probe = {};
+	unsigned long left;
+	pid_t pid;
+
+	conf_hook(test, "kpkeys_fork() (copy_process())");
+	require_register(test);
+
+	init_completion(&probe.done);
+	scoped_guard(kpkeys_conf_pgtables) {
+		schedule_timeout_uninterruptible(1);
+		/* A child of this task, not of kthreadd as kthread_create() gives. */
+		pid = kernel_thread(conf_child_fn, &probe, "kpkeys_conf_child", SIGCHLD);
+	}
+	KUNIT_ASSERT_GT_MSG(test, pid, 0, "kernel_thread() failed");
+	left = wait_for_completion_timeout(&probe.done, 5 * HZ);
+	KUNIT_ASSERT_NE_MSG(test, left, 0, "the child never ran");
+
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg & KPKEYS_PKEY_REG_MASK,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "a task forked at the page-table level started at it");
+}
+
+/*
+ * User space never runs at another level: the last step of the return to
+ * user mode puts the default level in the register, whatever kernel code
+ * left there.  The level is switched in the register only (no guard), as
+ * code that switched and never restored would leave it.
+ */
+static void return_to_user_is_at_default(struct kunit *test)
+{
+	unsigned long flags;
+	u64 after;
+
+	conf_hook(test, "kpkeys_exit_to_user_mode() (exit_to_user_mode_prepare())");
+	require_register(test);
+
+	local_irq_save(flags);
+	kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+	kpkeys_exit_to_user_mode();
+	after = hw_managed();
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "the return to user mode kept the page-table level");
 }
 
 /* One page-table guard, as a writer takes it. */
@@ -383,10 +704,16 @@ static void batching_collapses_writes(struct kunit *test)
 static struct kunit_case kpkeys_conformance_cases[] = {
 	KUNIT_CASE(level_encoding_round_trips),
 	KUNIT_CASE(unchanged_level_writes_nothing),
+	KUNIT_CASE(forged_saved_value_restores_default),
 	KUNIT_CASE(unmanaged_bits_survive_a_switch),
+	KUNIT_CASE(unmanaged_bits_survive_an_interrupt),
+	KUNIT_CASE(unmanaged_bits_survive_a_context_switch),
 	KUNIT_CASE(pgtable_page_keyed_and_enforced),
 	KUNIT_CASE(interrupt_runs_at_default),
+	KUNIT_CASE(exception_runs_at_default),
 	KUNIT_CASE(sleeping_task_keeps_its_level),
+	KUNIT_CASE(new_task_starts_at_default),
+	KUNIT_CASE(return_to_user_is_at_default),
 	KUNIT_CASE(batching_collapses_writes),
 	{}
 };
