@@ -426,7 +426,8 @@ static void unmanaged_bits_survive_an_interrupt(struct kunit *test)
 	struct conf_irq_probe probe = {};
 	u64 orig, planted, after = 0;
 
-	conf_hook(test, "kpkeys_irqentry_enter(), kpkeys_irqentry_exit() (and the arch's entry code)");
+	conf_hook(test,
+		  "kpkeys_irqentry_enter(), kpkeys_irqentry_exit() (and the arch's entry code)");
 	require_register(test);
 	require_pattern(test);
 
