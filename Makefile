@@ -24,7 +24,7 @@ BENCH_ARGS = $(if $(BENCH),--quick)
 SCRIPTS := overlay-tools
 BASE = $(if $(KSRC),$(KSRC),$$($(SCRIPTS)/fetch-kernel.sh))
 
-.PHONY: all build tree export series check check-all test test-llvm test-tooling \
+.PHONY: all build tree export series check check-all test test-llvm test-tooling am-check bisect-check \
 	bench bench-all bench-report deps kunit checkpatch sparse clean distclean help
 
 all: build
@@ -45,6 +45,8 @@ help:
 	@echo '  make export        write commits made in build/tree back to the repo'
 	@echo '  make series        git format-patch + cover letter into build/series'
 	@echo '  make checkpatch    scripts/checkpatch.pl --strict on the series'
+	@echo '  make am-check      the series applies with git am to the pristine base'
+	@echo '  make bisect-check  every patch builds on its own (BISECT_ARCHES=..., hours)'
 	@echo '  make sparse        sparse on the series files built for ARCH; fails on new warnings'
 	@echo '  make kunit         the project KUnit suites via kunit.py run --arch=ARCH'
 	@echo '  make deps          install the Debian packages the project needs'
@@ -66,8 +68,22 @@ tree-if-needed: deps
 export:
 	@python3 $(SCRIPTS)/tree.py export --tree $(TREE)
 
+# SIGNOFF: who posts the series (Developer's Certificate of Origin);
+# BENCH_REPORT: a bench.py report.md whose cross-architecture table
+# becomes series/bench.md, the cover letter's.
+SIGNOFF ?= kpkeys developers <kpkeys@lists.example.org>
 series: tree-if-needed
-	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series
+	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series \
+		--signoff "$(SIGNOFF)" $(if $(BENCH_REPORT),--bench "$(BENCH_REPORT)")
+
+# The series applies with git am to the pristine 7.3 base (make test runs it).
+am-check: series
+	@python3 $(SCRIPTS)/tree.py am-check --tree $(TREE) --out build/series
+
+# Every posted patch builds on its own for each architecture (ARCHES=...);
+# hours on 2 cores when cold, so not in CI: run it before posting.
+bisect-check: tree-if-needed
+	@$(SCRIPTS)/bisect-check.sh $(TREE) $(BISECT_ARCHES)
 
 # sparse on the .c files the series adds or changes, as built for ARCH
 # (building it first if needed); new warnings on lines the series added fail.
@@ -75,7 +91,7 @@ sparse: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/sparse.sh check $(ARCH) $(TREE)
 
 checkpatch: series
-	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict --no-signoff \
+	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict \
 		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch | grep -v 0000-cover-letter)
 
 build: tree-if-needed

@@ -286,6 +286,63 @@ test_build_qemu() {
 	fi
 }
 
+# make series: the posted patches apply with 'git am' to the pristine
+# base (tree.py am-check) and a damaged one is caught, the unposted
+# harness self-test is left out, the series has no checkpatch --strict
+# error or warning (the CHECKs left are listed in the README), and
+# get_maintainer.pl names the kpkeys entry for every patch.
+test_series() {
+	local out=$work/series broken=$work/series-broken p n errs bad=""
+	if ! python3 "$KPKEYS_REPO/overlay-tools/tree.py" series --tree "$tree" \
+		--out "$out" 2>"$work/series.err"; then
+		record series_is_written 1 "$(tail -n 2 "$work/series.err")"
+		return
+	fi
+	record series_is_written 0
+	if python3 "$KPKEYS_REPO/overlay-tools/tree.py" am-check --tree "$tree" \
+		--out "$out" 2>"$work/am.err"; then
+		record series_applies_with_git_am 0
+	else
+		record series_applies_with_git_am 1 "$(tail -n 1 "$work/am.err")"
+	fi
+	# A context line of patch 2 that the base does not have.
+	cp -r "$out" "$broken"
+	p=$(ls "$broken"/0002-*.patch)
+	awk 'h && /^ / && !done { print " kpkeys-tooling-test: not in the base"; done = 1; next }
+	     /^@@/ { h = 1 } { print }' "$p" > "$p.new" && mv "$p.new" "$p"
+	if ! python3 "$KPKEYS_REPO/overlay-tools/tree.py" am-check --tree "$tree" \
+		--out "$broken" 2>"$work/am-broken.err" &&
+	   grep -q "git am onto .* failed at" "$work/am-broken.err"; then
+		record am_check_refuses_a_damaged_patch 0
+	else
+		record am_check_refuses_a_damaged_patch 1 "$(tail -n 1 "$work/am-broken.err")"
+	fi
+	if grep -q "^+++ b/mm/tests/kpkeys_harness_kunit.c" "$out"/0*.patch; then
+		record series_leaves_out_unposted_commits 1 "the harness self-test is in the series"
+	else
+		record series_leaves_out_unposted_commits 0
+	fi
+	errs=$(cd "$tree" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --ignore FILE_PATH_CHANGES \
+		$(ls "$out"/0*.patch | grep -v /0000-cover-letter) 2>/dev/null |
+		awk '/^total: / { e += $2; w += $4 } END { print e + w }')
+	if [ "$errs" = 0 ]; then
+		record series_checkpatch_strict_clean 0
+	else
+		record series_checkpatch_strict_clean 1 "$errs errors and warnings (make checkpatch)"
+	fi
+	for p in "$out"/0*.patch; do
+		case "$p" in */0000-cover-letter.patch) continue ;; esac
+		n=$(cd "$tree" && ./scripts/get_maintainer.pl --no-git --no-git-fallback "$p" 2>/dev/null |
+			grep -c "kpkeys@lists.example.org")
+		[ "$n" != 0 ] || bad+=" $(basename "$p")"
+	done
+	if [ -z "$bad" ]; then
+		record get_maintainer_names_kpkeys_for_every_patch 0
+	else
+		record get_maintainer_names_kpkeys_for_every_patch 1 "not named for:$bad"
+	fi
+}
+
 test_bad_arch_refused
 test_busybox
 test_build_qemu
@@ -296,6 +353,7 @@ test_dropped_option_detected
 test_runner_judge
 test_tree_roundtrip
 test_runner_detects_oops
+test_series
 
 {
 	printf '{"label": "tooling", "problems": [], "suites": {"tooling": [\n'

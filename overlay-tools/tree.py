@@ -27,6 +27,11 @@ Commit <-> file mapping (what keeps export mechanical):
   tree.py assemble --ksrc DIR --tree DIR    (re)build the git tree
   tree.py export --tree DIR                 write the tree's commits back
   tree.py series --tree DIR --out DIR       git format-patch + cover letter
+  tree.py am-check --tree DIR --out DIR     that series, 'git am' to the base
+
+Commits marked 'unposted' in the manifest (the project's own tooling, such
+as the test-harness self-test) must come last; 'series' formats the ones
+before them.
 """
 
 import argparse
@@ -36,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERIES_DIR = os.path.join(REPO, "series")
@@ -118,6 +124,7 @@ class Commit:
         self.slug = slug
         self.adds = []
         self.maintainers = False
+        self.unposted = False
 
     def msg_path(self):
         return os.path.join(SERIES_DIR, self.slug + ".msg")
@@ -138,6 +145,8 @@ def read_manifest():
                 commits[-1].adds.append(words[1])
             elif words == ["maintainers"] and commits:
                 commits[-1].maintainers = True
+            elif words == ["unposted"] and commits:
+                commits[-1].unposted = True
             else:
                 raise TreeError("%s:%d: cannot parse '%s'"
                                 % (MANIFEST, n, line.rstrip()))
@@ -150,7 +159,10 @@ MANIFEST_HEADER = """\
 #                        files in <component>/patches/<slug>.patch
 #   add <path>           a new file this commit adds (repository path)
 #   maintainers          this commit adds the entries in MAINTAINERS
-# Written by 'make export'; edit the kernel tree, not this file.
+#   unposted             project tooling, not a kernel patch: 'make series'
+#                        leaves it out (unposted commits come last)
+# Written by 'make export', which keeps 'unposted' by slug; edit the
+# kernel tree, not this file (but for 'unposted').
 """
 
 
@@ -365,7 +377,8 @@ def assemble(ksrc, tree, if_needed, reuse_base=None):
                         "'make export' first, or remove the tree" % tree)
     if state == "stale":
         git(tree, "checkout", "-q", "-B", "kpkeys", BASE_TAG)
-    elif reuse_base and tree_base_id(reuse_base) == base_id(ksrc):
+    elif reuse_base and tree_base_id(os.path.abspath(reuse_base)) == base_id(ksrc):
+        reuse_base = os.path.abspath(reuse_base)
         clone_base(reuse_base, tree)
     else:
         make_base(ksrc, tree)
@@ -440,6 +453,8 @@ def render_manifest(commits):
             out.append("\tadd %s\n" % a)
         if c.maintainers:
             out.append("\tmaintainers\n")
+        if c.unposted:
+            out.append("\tunposted\n")
     return "".join(out)
 
 
@@ -475,6 +490,7 @@ def tree_commits(tree):
                 slug, n = "%s-%d" % (base, n), n + 1
         used.add(slug)
         c = Commit(slug)
+        c.unposted = any(o.slug == slug and o.unposted for o in old)
         status = git(tree, "diff-tree", "-r", "--no-commit-id", "--no-renames",
                      "--name-status", rev + "^", rev)
         for line in status.splitlines():
@@ -594,34 +610,176 @@ def export(tree):
 
 # ---------------------------------------------------------------- series
 
-def fill_cover_letter(out):
-    """Put series/cover-letter.txt (subject, blank line, blurb) in place."""
-    try:
-        with open(os.path.join(SERIES_DIR, "cover-letter.txt")) as f:
-            subject, _, blurb = f.read().partition("\n\n")
-    except OSError:
-        return
+PRISTINE_SUBJECT = "Drop Debian's top-level ignore-all rule"
+
+
+def pristine_base(tree):
+    """The pristine kernel commit: below the local .gitignore commit, if any."""
+    subject = git(tree, "log", "-1", "--format=%s", BASE_TAG).strip()
+    return BASE_TAG + "^" if subject.startswith(PRISTINE_SUBJECT) else BASE_TAG
+
+
+def posted_range(tree):
+    """(first, last) revisions of the posted series, or an error.
+
+    Unposted commits (the manifest's 'unposted') must all come after the
+    posted ones: a posted patch cannot build on one that is not sent.
+    """
+    commits = tree_commits(tree)
+    if not commits:
+        raise TreeError("the series is empty")
+    flags = [c.unposted for c, _ in commits]
+    n = flags.index(True) if True in flags else len(flags)
+    if any(not f for f in flags[n:]):
+        raise TreeError("unposted commit %s is followed by posted ones; move "
+                        "it to the end of the series" % commits[n][0].slug)
+    if n == 0:
+        raise TreeError("every commit is unposted: nothing to post")
+    return commits[0][1], commits[n - 1][1], n, len(commits) - n
+
+
+def bench_table(report):
+    """The cross-architecture table of a bench.py report, with its legend."""
+    with open(report) as f:
+        text = f.read()
+    legend = re.search(r"^Overhead relative to the baseline.*$", text, re.M)
+    table = re.search(r"^## Cross-architecture overhead\n\n((?:\|.*\n)+)", text, re.M)
+    if not table:
+        raise TreeError("%s has no 'Cross-architecture overhead' table: is it "
+                        "a report of 'make bench-all' (bench.py)?" % report)
+    head = "Source: %s\n\n" % os.path.relpath(report, REPO)
+    return head + (legend.group(0) + "\n\n" if legend else "") + table.group(1)
+
+
+def verified_summary(results):
+    """One line per boot of the latest 'make check' runs in @results."""
+    import json
+    lines = []
+    for name in sorted(os.listdir(results)) if os.path.isdir(results) else []:
+        if not name.endswith(".log.json"):
+            continue
+        with open(os.path.join(results, name)) as f:
+            r = json.load(f)
+        counts = {"PASS": 0, "SKIP": 0}
+        bad = 0
+        for cases in r.get("suites", {}).values():
+            for c in cases:
+                if c["status"] in counts:
+                    counts[c["status"]] += 1
+                else:
+                    bad += 1
+        when = time.strftime("%Y-%m-%d", time.gmtime(
+            os.path.getmtime(os.path.join(results, name))))
+        lines.append("  %-24s %s %4d passed, %d failed, %3d skipped%s"
+                     % (r.get("label", name), when, counts["PASS"], bad,
+                        counts["SKIP"], "" if not r.get("problems") else
+                        " (%d problems)" % len(r["problems"])))
+    if not lines:
+        return ("  (no results in %s: run 'make check-all' before "
+                "'make series')" % os.path.relpath(results, REPO))
+    return "\n".join(lines)
+
+
+def fill_cover_letter(out, tree, results):
+    """Build the cover letter from series/cover-letter.txt.
+
+    The text is "subject, blank line, blurb"; in the blurb, @BENCH@ becomes
+    series/bench.md (the table of the latest 'make bench-all') and
+    @VERIFIED@ the per-boot results of the latest 'make check' runs.
+    """
+    with open(os.path.join(SERIES_DIR, "cover-letter.txt")) as f:
+        subject, _, blurb = f.read().partition("\n\n")
+    with open(os.path.join(SERIES_DIR, "bench.md")) as f:
+        bench = f.read().strip()
+    blurb = blurb.replace("@BENCH@", bench)
+    blurb = blurb.replace("@VERIFIED@", verified_summary(results))
+    blurb = blurb.replace("@BASE@", git(tree, "rev-parse", "--short=12",
+                                        pristine_base(tree)).strip())
     path = os.path.join(out, "0000-cover-letter.patch")
     with open(path) as f:
         text = f.read()
+    if "*** SUBJECT HERE ***" not in text:
+        raise TreeError("git format-patch wrote no cover-letter template")
     text = text.replace("*** SUBJECT HERE ***", subject.strip())
     text = text.replace("*** BLURB HERE ***", blurb.strip())
+    # format-patch lists the local .gitignore commit between the pristine
+    # base and the series as a prerequisite; the series does not need it.
+    text = re.sub(r"^prerequisite-patch-id: .*\n", "", text, flags=re.M)
     with open(path, "w") as f:
         f.write(text)
 
 
-def series(tree, out):
+SIGNOFF_RE = re.compile(r"^(.+?) <([^<>@\s]+@[^<>\s]+)>$")
+
+
+def series(tree, out, signoff, bench=None, results=None):
     ensure_clean(tree, "writing the series")
+    m = SIGNOFF_RE.match(signoff or "")
+    if not m:
+        raise TreeError("SIGNOFF='%s' is not 'Name <address>': the series is "
+                        "signed off by whoever posts it (Developer's "
+                        "Certificate of Origin)" % signoff)
+    if bench:
+        table = bench_table(bench)
+        with open(os.path.join(SERIES_DIR, "bench.md"), "w") as f:
+            f.write(table)
+        log("series/bench.md: the table of %s (commit it)" % bench)
+    first, last, n, unposted = posted_range(tree)
+    base = pristine_base(tree)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    n = int(git(tree, "rev-list", "--count", BASE_TAG + "..HEAD").strip())
-    if n == 0:
-        raise TreeError("the series is empty")
-    git(tree, "format-patch", "-q", "--cover-letter", "--thread",
-        "--subject-prefix=RFC PATCH", "--base=" + BASE_TAG, "-o",
-        os.path.abspath(out), BASE_TAG + "..HEAD")
-    fill_cover_letter(out)
-    log("wrote %d patches and a cover letter to %s" % (n, out))
+    # The pristine commit as the base: the .gitignore commit above it is
+    # local (Debian's tarball ignores every top-level file).
+    git(tree, "format-patch", "-q", "--cover-letter", "--thread", "--signoff",
+        "--subject-prefix=RFC PATCH", "--base=" + git(tree, "rev-parse", base).strip(),
+        "-o", os.path.abspath(out), first + "^.." + last,
+        env={"GIT_COMMITTER_NAME": m.group(1), "GIT_COMMITTER_EMAIL": m.group(2)})
+    fill_cover_letter(out, tree, results or os.path.join(REPO, "build", "results"))
+    log("wrote %d patches and a cover letter to %s (%d unposted commit(s) "
+        "left out), signed off by %s" % (n, out, unposted, signoff))
+
+
+def am_check(tree, out):
+    """The series in @out applies with 'git am' to the pristine base.
+
+    It is applied in a temporary worktree of @tree; the result must be the
+    tree of the last posted commit but for the local .gitignore change,
+    and so hold nothing of the unposted commits.
+    """
+    first, last, n, _ = posted_range(tree)
+    patches = sorted(os.path.join(os.path.abspath(out), f) for f in os.listdir(out)
+                     if re.match(r"^\d{4}-.*\.patch$", f)
+                     and not f.startswith("0000-"))
+    if len(patches) != n:
+        raise TreeError("%s has %d patches, the series %d: run 'make series'"
+                        % (out, len(patches), n))
+    base = git(tree, "rev-parse", pristine_base(tree)).strip()
+    wt = os.path.join(os.path.dirname(os.path.abspath(out)), "am-check")
+    shutil.rmtree(wt, ignore_errors=True)
+    git(tree, "worktree", "prune")
+    git(tree, "worktree", "add", "-q", "--detach", wt, base)
+    try:
+        res = subprocess.run(["git", "-C", wt, "am", "-q", "--no-3way", *patches],
+                             capture_output=True, text=True,
+                             env=dict(os.environ, **GIT_ENV))
+        if res.returncode:
+            failed = git(wt, "am", "--show-current-patch=raw", check=False)
+            subj = re.search(r"^Subject: (.*)$", failed, re.M)
+            raise TreeError("git am onto %s failed at '%s': %s"
+                            % (base[:12], subj.group(1) if subj else "?",
+                               res.stderr.strip().splitlines()[-1]
+                               if res.stderr.strip() else "no message"))
+        diff = [f for f in git(wt, "diff", "--name-only", "HEAD", last).split()
+                if f != ".gitignore"]
+        if diff:
+            raise TreeError("the applied series differs from the tree's "
+                            "commit %s in: %s" % (last[:12], " ".join(diff[:10])))
+    finally:
+        git(wt, "am", "--abort", check=False)
+        git(tree, "worktree", "remove", "--force", wt, check=False)
+        shutil.rmtree(wt, ignore_errors=True)
+    log("am-check: %d patches apply with 'git am' to %s, giving the tree of "
+        "%s" % (n, base[:12], git(tree, "log", "-1", "--format=%h (%s)", last).strip()))
 
 
 def main():
@@ -642,6 +800,17 @@ def main():
     s = sub.add_parser("series")
     s.add_argument("--tree", required=True)
     s.add_argument("--out", required=True)
+    s.add_argument("--signoff", default="kpkeys developers <kpkeys@lists.example.org>",
+                   help="'Name <address>' of whoever posts the series")
+    s.add_argument("--bench", metavar="REPORT",
+                   help="bench.py report.md whose cross-architecture table "
+                   "replaces series/bench.md")
+    s.add_argument("--results", metavar="DIR",
+                   help="run-qemu.py results for the cover letter "
+                   "(default: build/results)")
+    k = sub.add_parser("am-check")
+    k.add_argument("--tree", required=True)
+    k.add_argument("--out", required=True, help="where 'series' wrote the patches")
     args = ap.parse_args()
     try:
         if args.cmd == "assemble":
@@ -651,7 +820,9 @@ def main():
         elif args.cmd == "export":
             export(args.tree)
         elif args.cmd == "series":
-            series(args.tree, args.out)
+            series(args.tree, args.out, args.signoff, args.bench, args.results)
+        elif args.cmd == "am-check":
+            am_check(args.tree, args.out)
     except TreeError as err:
         print("tree: error: %s" % err, file=sys.stderr)
         sys.exit(1)
