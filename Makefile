@@ -71,7 +71,7 @@ export:
 # SIGNOFF: who posts the series (Developer's Certificate of Origin);
 # BENCH_REPORT: a bench.py report.md whose cross-architecture table
 # becomes series/bench.md, the cover letter's.
-SIGNOFF ?= kpkeys developers <kpkeys@lists.example.org>
+SIGNOFF ?=
 series: tree-if-needed
 	@python3 $(SCRIPTS)/tree.py series --tree $(TREE) --out build/series \
 		--signoff "$(SIGNOFF)" $(if $(BENCH_REPORT),--bench "$(BENCH_REPORT)")
@@ -80,7 +80,7 @@ series: tree-if-needed
 am-check: series
 	@python3 $(SCRIPTS)/tree.py am-check --tree $(TREE) --out build/series
 
-# Every posted patch builds on its own for each architecture (ARCHES=...);
+# Every posted patch builds on its own for each architecture (BISECT_ARCHES=...);
 # hours on 2 cores when cold, so not in CI: run it before posting.
 bisect-check: tree-if-needed
 	@$(SCRIPTS)/bisect-check.sh $(TREE) $(BISECT_ARCHES)

@@ -28,8 +28,15 @@ import sys, tree
 first, last, n, _ = tree.posted_range(sys.argv[1])
 print(first, last)' "$src") || die "cannot find the posted range of $src (see above)"
 read -r first last <<<"$range"
-revs=($(git -C "$src" rev-list --reverse "$first^..$last"))
+mapfile -t revs < <(git -C "$src" rev-list --reverse "$first^..$last")
+[ ${#revs[@]} -gt 0 ] || die "no posted commit in $src"
 wt=$KPKEYS_BUILD/bisect-tree
+# A worktree of a tree assembled before (another repository) is replaced.
+if [ -d "$wt" ] && [ "$(git -C "$wt" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != \
+			"$(git -C "$src" rev-parse --path-format=absolute --git-common-dir)" ]; then
+	say "replacing $wt, a worktree of another tree"
+	rm -rf "$wt"
+fi
 if [ ! -d "$wt" ]; then
 	git -C "$src" worktree prune
 	git -C "$src" worktree add -q --detach "$wt" "${revs[0]}" ||
@@ -43,7 +50,10 @@ relevant() {	# relevant <arch> <rev>
 	[ "$arch" = x86_64 ] && kdir=x86
 	while IFS= read -r f; do
 		case "$f" in
-		Documentation/*|MAINTAINERS|tools/*) continue ;;
+		# Documentation/Kconfig is sourced by the top-level Kconfig; the
+		# rest of tools/ builds objtool and its headers.
+		Documentation/Kconfig) return 0 ;;
+		Documentation/*|MAINTAINERS|tools/testing/*) continue ;;
 		arch/"$kdir"/*) return 0 ;;
 		arch/*) continue ;;
 		*) return 0 ;;

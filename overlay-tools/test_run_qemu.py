@@ -172,6 +172,20 @@ class JudgeTest(unittest.TestCase):
         problems, _ = mod.find_problems(panic, set())
         self.assertEqual(len(problems), 1, "a panic is never expected")
 
+    def test_expected_warning_ends_with_the_case(self):
+        # A WARN_ONCE() that stayed silent: the marker must not excuse the
+        # next case's WARNING.
+        problems, _ = self.judge(
+            "[    1.0] kpkeys-test: the next WARNING is expected",
+            "[    1.1]     ok 3 forged_saved_value_restores_default",
+            "[    1.2] WARNING: mm/kpkeys.c:42 at kpkeys_restore_invalid+0x0/0x1, CPU#0: x/1")
+        self.assertTrue(problems)
+        problems, notes = self.judge(
+            "[    1.0] kpkeys-test: the next WARNING is expected",
+            "[    1.2] WARNING: mm/kpkeys.c:42 at kpkeys_restore_invalid+0x0/0x1, CPU#0: x/1",
+            "[    1.3]     ok 3 forged_saved_value_restores_default")
+        self.assertEqual((problems, len(notes)), ([], 1))
+
     def test_warning_in_project_code_7_3_format(self):
         problems, _ = self.judge("[    1.1] WARNING: mm/kpkeys.c:42 at "
                                  "kpkeys_check+0x10/0x20, CPU#0: swapper/1")

@@ -598,6 +598,12 @@ def export(tree):
         for rpath in c.adds:
             mode = git(tree, "ls-tree", rev, kernel_path_of(rpath)).split()[0]
             os.chmod(os.path.join(REPO, rpath), 0o755 if mode == "100755" else 0o644)
+    gone = {c.slug for c in read_manifest() if c.unposted} - {
+        c.slug for c, _ in tree_commits(tree)}
+    for slug in sorted(gone):
+        log("warning: %s was marked 'unposted' and is no longer in the tree "
+            "(its subject changed?): mark its successor 'unposted' in "
+            "series/series, or 'make series' posts it" % slug)
     if read_manifest_text() != manifest:
         os.makedirs(SERIES_DIR, exist_ok=True)
         with open(MANIFEST, "w") as f:
@@ -651,12 +657,29 @@ def bench_table(report):
     return head + (legend.group(0) + "\n\n" if legend else "") + table.group(1)
 
 
-def verified_summary(results):
-    """One line per boot of the latest 'make check' runs in @results."""
+KERNEL_SHA_RE = re.compile(r"Linux version \S+?-g([0-9a-f]{7,})(-dirty)?\b")
+
+
+def verified_summary(results, head):
+    """One line per boot of the latest 'make check' runs in @results.
+
+    Only boots of a kernel built from @head, with no uncommitted change,
+    are listed (the kernel's version string carries both); the others are
+    counted as left out.
+    """
     import json
     lines = []
+    stale = []
     for name in sorted(os.listdir(results)) if os.path.isdir(results) else []:
         if not name.endswith(".log.json"):
+            continue
+        try:
+            with open(os.path.join(results, name[:-len(".json")]), errors="replace") as f:
+                m = KERNEL_SHA_RE.search(f.read())
+        except OSError:
+            m = None
+        if not m or m.group(2) or not head.startswith(m.group(1)):
+            stale.append(name[:-len(".log.json")])
             continue
         with open(os.path.join(results, name)) as f:
             r = json.load(f)
@@ -675,8 +698,14 @@ def verified_summary(results):
                         counts["SKIP"], "" if not r.get("problems") else
                         " (%d problems)" % len(r["problems"])))
     if not lines:
-        return ("  (no results in %s: run 'make check-all' before "
-                "'make series')" % os.path.relpath(results, REPO))
+        lines.append("  (no results of commit %s in %s: run 'make check-all' "
+                     "before 'make series')" % (head[:12], os.path.relpath(results, REPO)))
+    if stale:
+        import textwrap
+        lines.append(textwrap.fill(
+            "(left out, not of commit %s or built with local changes: %s)"
+            % (head[:12], " ".join(stale)), 72,
+            initial_indent="  ", subsequent_indent="   "))
     return "\n".join(lines)
 
 
@@ -687,12 +716,18 @@ def fill_cover_letter(out, tree, results):
     series/bench.md (the table of the latest 'make bench-all') and
     @VERIFIED@ the per-boot results of the latest 'make check' runs.
     """
-    with open(os.path.join(SERIES_DIR, "cover-letter.txt")) as f:
-        subject, _, blurb = f.read().partition("\n\n")
-    with open(os.path.join(SERIES_DIR, "bench.md")) as f:
-        bench = f.read().strip()
-    blurb = blurb.replace("@BENCH@", bench)
-    blurb = blurb.replace("@VERIFIED@", verified_summary(results))
+    parts = {}
+    for name in ("cover-letter.txt", "bench.md"):
+        try:
+            with open(os.path.join(SERIES_DIR, name)) as f:
+                parts[name] = f.read()
+        except OSError as e:
+            raise TreeError("series/%s: %s (the cover letter is built from it)"
+                            % (name, e.strerror))
+    subject, _, blurb = parts["cover-letter.txt"].partition("\n\n")
+    blurb = blurb.replace("@BENCH@", parts["bench.md"].strip())
+    blurb = blurb.replace("@VERIFIED@", verified_summary(
+        results, git(tree, "rev-parse", "HEAD").strip()))
     blurb = blurb.replace("@BASE@", git(tree, "rev-parse", "--short=12",
                                         pristine_base(tree)).strip())
     path = os.path.join(out, "0000-cover-letter.patch")
@@ -709,31 +744,54 @@ def fill_cover_letter(out, tree, results):
         f.write(text)
 
 
-SIGNOFF_RE = re.compile(r"^(.+?) <([^<>@\s]+@[^<>\s]+)>$")
+SIGNOFF_RE = re.compile(r"^([^<>]+?) <([^<>@\s]+@[^<>\s]+)>$")
+
+
+def default_signoff():
+    """'Name <address>' from git's user.name and user.email, or None."""
+    ident = []
+    for key in ("user.name", "user.email"):
+        res = subprocess.run(["git", "config", key], capture_output=True, text=True)
+        ident.append(res.stdout.strip())
+    return "%s <%s>" % tuple(ident) if all(ident) else None
 
 
 def series(tree, out, signoff, bench=None, results=None):
     ensure_clean(tree, "writing the series")
-    m = SIGNOFF_RE.match(signoff or "")
+    signoff = signoff or default_signoff()
+    if not signoff:
+        raise TreeError("no sign-off: the series is signed off by whoever posts "
+                        "it (Developer's Certificate of Origin); give "
+                        "SIGNOFF='Name <address>' or set git's user.name and "
+                        "user.email")
+    m = SIGNOFF_RE.match(signoff)
     if not m:
-        raise TreeError("SIGNOFF='%s' is not 'Name <address>': the series is "
-                        "signed off by whoever posts it (Developer's "
-                        "Certificate of Origin)" % signoff)
+        raise TreeError("SIGNOFF='%s' is not 'Name <address>'" % signoff)
+    first, last, n, unposted = posted_range(tree)
     if bench:
         table = bench_table(bench)
         with open(os.path.join(SERIES_DIR, "bench.md"), "w") as f:
             f.write(table)
         log("series/bench.md: the table of %s (commit it)" % bench)
-    first, last, n, unposted = posted_range(tree)
     base = pristine_base(tree)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
+    # Whoever signs off posts the patches as their author (the commits'
+    # author is the project's fixed identity): the same commits, trees and
+    # messages, with that author, on a temporary line of history.
+    who = {"GIT_AUTHOR_NAME": m.group(1), "GIT_AUTHOR_EMAIL": m.group(2),
+           "GIT_COMMITTER_NAME": m.group(1), "GIT_COMMITTER_EMAIL": m.group(2)}
+    parent = git(tree, "rev-parse", first + "^").strip()
+    for rev in git(tree, "rev-list", "--reverse", first + "^.." + last).split():
+        msg = commit_message(tree, rev)
+        parent = git(tree, "commit-tree", rev + "^{tree}", "-p", parent, stdin=msg,
+                     env=dict(who, GIT_AUTHOR_DATE=git(
+                         tree, "log", "-1", "--format=%aI", rev).strip())).strip()
     # The pristine commit as the base: the .gitignore commit above it is
     # local (Debian's tarball ignores every top-level file).
     git(tree, "format-patch", "-q", "--cover-letter", "--thread", "--signoff",
         "--subject-prefix=RFC PATCH", "--base=" + git(tree, "rev-parse", base).strip(),
-        "-o", os.path.abspath(out), first + "^.." + last,
-        env={"GIT_COMMITTER_NAME": m.group(1), "GIT_COMMITTER_EMAIL": m.group(2)})
+        "-o", os.path.abspath(out), first + "^.." + parent, env=who)
     fill_cover_letter(out, tree, results or os.path.join(REPO, "build", "results"))
     log("wrote %d patches and a cover letter to %s (%d unposted commit(s) "
         "left out), signed off by %s" % (n, out, unposted, signoff))
@@ -754,8 +812,9 @@ def am_check(tree, out):
         raise TreeError("%s has %d patches, the series %d: run 'make series'"
                         % (out, len(patches), n))
     base = git(tree, "rev-parse", pristine_base(tree)).strip()
-    wt = os.path.join(os.path.dirname(os.path.abspath(out)), "am-check")
-    shutil.rmtree(wt, ignore_errors=True)
+    import tempfile
+    wt = tempfile.mkdtemp(prefix="kpkeys-am-check.")
+    os.rmdir(wt)
     git(tree, "worktree", "prune")
     git(tree, "worktree", "add", "-q", "--detach", wt, base)
     try:
@@ -800,8 +859,9 @@ def main():
     s = sub.add_parser("series")
     s.add_argument("--tree", required=True)
     s.add_argument("--out", required=True)
-    s.add_argument("--signoff", default="kpkeys developers <kpkeys@lists.example.org>",
-                   help="'Name <address>' of whoever posts the series")
+    s.add_argument("--signoff", default="",
+                   help="'Name <address>' of whoever posts the series "
+                   "(default: git's user.name and user.email)")
     s.add_argument("--bench", metavar="REPORT",
                    help="bench.py report.md whose cross-architecture table "
                    "replaces series/bench.md")
