@@ -26,12 +26,13 @@ esac
 # gcc and libc6-dev.  ovmf is the UEFI firmware (/usr/share/ovmf/OVMF.fd)
 # of the x86_64 debug-uefi boot (check.sh).  The cross libc6-dev packages
 # link the kselftest build of selftests/kpkeys statically (mkinitrd.sh).
+# python3-sphinx is the kernel's 'make htmldocs' (test-tooling.sh test_docs).
 base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 	   kmod xz-utils git python3 perl sparse ccache gnuplot-nox
 	   gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
 	   libc6-dev-arm64-cross libc6-dev-ppc64el-cross
 	   clang-19 lld-19 llvm-19 dpkg-dev apt ca-certificates
-	   python3-ply python3-git ovmf
+	   python3-ply python3-git ovmf python3-sphinx
 	   libglib2.0-dev libpixman-1-dev libfdt-dev device-tree-compiler
 	   ninja-build python3-venv)
 # Packages that must come from bookworm-backports: QEMU 10.0 (powernv

@@ -349,6 +349,37 @@ test_series() {
 	fi
 }
 
+# The kernel's docs tooling on ours: 'make htmldocs' of core-api renders
+# kpkeys.rst (with the kernel-doc of <linux/kpkeys.h> and
+# <linux/kpkeys_entry.h>) and kpkeys-porting.rst with no warning about
+# them, and scripts/kernel-doc -Wall says nothing about the kpkeys
+# headers and sources.  About a minute.
+test_docs() {
+	local out=$work/htmldocs log=$work/htmldocs.log files kd
+	if ! command -v sphinx-build >/dev/null; then
+		record docs_htmldocs_kpkeys_clean 1 "sphinx-build not found: run overlay-tools/install-deps.sh (python3-sphinx)"
+	else
+		make -C "$tree" O="$out" SPHINXDIRS=core-api htmldocs >"$log" 2>&1
+		if [ ! -f "$out/Documentation/output/core-api/kpkeys-porting.html" ] ||
+		   [ ! -f "$out/Documentation/output/core-api/kpkeys.html" ]; then
+			record docs_htmldocs_kpkeys_clean 1 "kpkeys pages not rendered: $(tail -n 2 "$log")"
+		elif grep -E 'WARNING|ERROR' "$log" | grep -q kpkeys; then
+			record docs_htmldocs_kpkeys_clean 1 "$(grep -E 'WARNING|ERROR' "$log" | grep kpkeys | head -n 3)"
+		else
+			record docs_htmldocs_kpkeys_clean 0
+		fi
+	fi
+	files=$(cd "$tree" && git ls-files 'include/linux/kpkeys*.h' 'include/asm-generic/kpkeys.h' \
+		'mm/kpkeys*.c' 'arch/*/include/asm/kpkeys.h' 'arch/powerpc/mm/book3s64/kpkeys.c')
+	# shellcheck disable=SC2086
+	kd=$(cd "$tree" && ./scripts/kernel-doc -none -Wall $files 2>&1)
+	if [ -n "$files" ] && [ -z "$kd" ]; then
+		record kernel_doc_kpkeys_clean 0
+	else
+		record kernel_doc_kpkeys_clean 1 "${kd:-no kpkeys files found}"
+	fi
+}
+
 test_bad_arch_refused
 test_busybox
 test_build_qemu
@@ -360,6 +391,7 @@ test_runner_judge
 test_tree_roundtrip
 test_runner_detects_oops
 test_series
+test_docs
 
 {
 	printf '{"label": "tooling", "problems": [], "suites": {"tooling": [\n'

@@ -137,6 +137,8 @@ void __kpkeys_check_user_return(void)
 
 /**
  * kpkeys_check_current_level() - the level the checker tracks right now
+ *
+ * Return: the %KPKEYS_LVL_* the current context is at, for the checker.
  */
 int kpkeys_check_current_level(void)
 {

@@ -51,6 +51,8 @@ static bool kpkeys_ppc_linear_by_pages __ro_after_init;
  * kpkeys_hardened_pgtables=off, or where kpkeys is unavailable, the large
  * pages stay.  Not under a hypervisor: only the bare-metal HPTE code can
  * change the key of a bolted entry so far.
+ *
+ * Return: true if the linear map is to be bolted with base pages.
  */
 bool __init kpkeys_ppc_linear_map_by_pages(void)
 {
