@@ -323,6 +323,15 @@ test_series() {
 	else
 		record am_check_refuses_a_damaged_patch 1 "$(tail -n 1 "$work/am-broken.err")"
 	fi
+	# The cover letter is filled in: no placeholder left, and a
+	# bisect-check line for each architecture.
+	if ! grep -q '@[A-Z][A-Z]*@' "$out/0000-cover-letter.patch" &&
+	   [ "$(grep -cE '^  (x86_64|arm64|powerpc) +(not run|[0-9]+ of [0-9]+ patches pass \([0-9]+ built, [0-9]+ change nothing it compiles\))' \
+		"$out/0000-cover-letter.patch")" = 3 ]; then
+		record cover_letter_filled_in 0
+	else
+		record cover_letter_filled_in 1 "$(grep -n '@[A-Z][A-Z]*@' "$out/0000-cover-letter.patch" | head -n 2)"
+	fi
 	if grep -q "^+++ b/mm/tests/kpkeys_harness_kunit.c" "$out"/0*.patch; then
 		record series_leaves_out_unposted_commits 1 "the harness self-test is in the series"
 	else
@@ -347,6 +356,55 @@ test_series() {
 	else
 		record get_maintainer_names_kpkeys_for_every_patch 1 "not named for:$bad"
 	fi
+}
+
+# bisect-check.sh's record, with a stand-in for build.sh that logs the
+# commit it was asked to build and fails on $fail_tree: a pass is recorded
+# and not built again, a missing line is built again, BISECT_FRESH builds
+# everything, and a failed build fails the run and is not recorded.
+test_bisect_record() {
+	local b=$work/bisect rec=$work/bisect/record.txt fake=$work/bisect/fake-build.sh
+	local n1 n2 n3 nf lines victim
+	mkdir -p "$b"
+	cat > "$fake" <<-'END'
+	#!/bin/sh
+	t=$(git -C "$2" rev-parse HEAD^{tree})
+	echo "$t" >> "$KPKEYS_BUILD/built"
+	[ "$t" != "${fail_tree:-}" ]
+	END
+	chmod +x "$fake"
+	run_bisect() {
+		rm -f "$b/built"
+		KPKEYS_BUILD=$b BISECT_RECORD=$rec KPKEYS_BISECT_BUILD=$fake \
+			BISECT_COMMITS=1-12 "$KPKEYS_REPO/overlay-tools/bisect-check.sh" "$tree" x86_64 2>"$b/err"
+	}
+	count() { if [ -f "$b/built" ]; then wc -l < "$b/built"; else echo 0; fi; }
+	run_bisect; n1=$(count)
+	lines=$(grep -vc '^#' "$rec")
+	run_bisect; n2=$(count)
+	victim=$(grep -v '^#' "$rec" | awk '$5 != "-"' | sed -n 3p)
+	grep -vxF "$victim" "$rec" > "$rec.new" && mv "$rec.new" "$rec"
+	run_bisect; n3=$(count)
+	if [ "$n1" -gt 3 ] && [ "$lines" = 12 ] && [ "$n2" = 0 ] && [ "$n3" = 1 ] &&
+	   [ "$(cat "$b/built")" = "$(echo "$victim" | cut -d' ' -f2)" ]; then
+		record bisect_check_resumes_from_its_record 0
+	else
+		record bisect_check_resumes_from_its_record 1 "built $n1, recorded $lines, then built $n2 and, one line dropped, $n3"
+	fi
+	BISECT_FRESH=1 run_bisect; nf=$(count)
+	if [ "$nf" = "$n1" ]; then
+		record bisect_check_fresh_builds_everything 0
+	else
+		record bisect_check_fresh_builds_everything 1 "BISECT_FRESH=1 built $nf of $n1"
+	fi
+	grep -vxF "$victim" "$rec" > "$rec.new" && mv "$rec.new" "$rec"
+	if ! fail_tree=$(echo "$victim" | cut -d' ' -f2) run_bisect &&
+	   grep -q "failed: " "$b/err" && ! grep -qxF "$victim" "$rec"; then
+		record bisect_check_failure_fails_and_is_not_recorded 0
+	else
+		record bisect_check_failure_fails_and_is_not_recorded 1 "$(tail -n 2 "$b/err")"
+	fi
+	git -C "$tree" worktree remove --force "$b/bisect-tree" 2>/dev/null
 }
 
 # The kernel's docs tooling on ours: 'make htmldocs' of core-api renders
@@ -391,6 +449,7 @@ test_runner_judge
 test_tree_roundtrip
 test_runner_detects_oops
 test_series
+test_bisect_record
 test_docs
 
 {

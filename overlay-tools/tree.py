@@ -709,12 +709,55 @@ def verified_summary(results, head):
     return "\n".join(lines)
 
 
+BISECT_RECORD = os.path.join(SERIES_DIR, "bisect-check.txt")
+ARCHES = ("x86_64", "arm64", "powerpc")
+
+
+def bisect_summary(tree, record=BISECT_RECORD):
+    """Per arch, how many posted patches 'make bisect-check' has passed.
+
+    A patch counts for an arch when the record has a line of its tree
+    (its whole source) for that arch: a pass of this very patch, built,
+    or (seconds "-") changing nothing the arch compiles after a patch
+    that passed.
+    """
+    first, last, n, _ = posted_range(tree)
+    trees = git(tree, "log", "--format=%T", first + "^.." + last).split()
+    passed = {a: {} for a in ARCHES}
+    built = {a: set() for a in ARCHES}
+    try:
+        with open(record) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 5 and not line.startswith("#") and w[0] in passed \
+                        and w[1] in trees:
+                    passed[w[0]][w[1]] = max(w[3], passed[w[0]].get(w[1], ""))
+                    if w[4] != "-":
+                        built[w[0]].add(w[1])
+    except OSError:
+        pass
+    lines = []
+    for a in ARCHES:
+        got = passed[a]
+        if not got:
+            lines.append("  %-8s not run" % a)
+            continue
+        dates = sorted(set(got.values()))
+        when = dates[0] if len(dates) == 1 else "%s to %s" % (dates[0], dates[-1])
+        lines.append("  %-8s %d of %d patches pass (%d built, %d change nothing"
+                     " it compiles), %s%s" % (
+                         a, len(got), n, len(built[a]), len(got) - len(built[a]),
+                         when, "" if len(got) == n else " (not finished)"))
+    return "\n".join(lines)
+
+
 def fill_cover_letter(out, tree, results):
     """Build the cover letter from series/cover-letter.txt.
 
     The text is "subject, blank line, blurb"; in the blurb, @BENCH@ becomes
-    series/bench.md (the table of the latest 'make bench-all') and
-    @VERIFIED@ the per-boot results of the latest 'make check' runs.
+    series/bench.md (the table of the latest 'make bench-all'),
+    @VERIFIED@ the per-boot results of the latest 'make check' runs and
+    @BISECT@ what series/bisect-check.txt says 'make bisect-check' built.
     """
     parts = {}
     for name in ("cover-letter.txt", "bench.md"):
@@ -728,6 +771,7 @@ def fill_cover_letter(out, tree, results):
     blurb = blurb.replace("@BENCH@", parts["bench.md"].strip())
     blurb = blurb.replace("@VERIFIED@", verified_summary(
         results, git(tree, "rev-parse", "HEAD").strip()))
+    blurb = blurb.replace("@BISECT@", bisect_summary(tree))
     blurb = blurb.replace("@BASE@", git(tree, "rev-parse", "--short=12",
                                         pristine_base(tree)).strip())
     path = os.path.join(out, "0000-cover-letter.patch")
