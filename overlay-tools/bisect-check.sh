@@ -4,44 +4,102 @@
 # Build every posted patch of the series on its own, for each architecture:
 # the test configuration (tinyconfig + common.config + <arch>.config) of
 # build.sh, in a worktree of the tree at each commit in turn, out of tree
-# in build/bisect-<arch>, incrementally and with ccache.  Options a commit
-# does not have yet are left out (build.sh's KPKEYS_CONFIG_LENIENT); the
-# configuration is made again where a commit changes a Kconfig file.  A
-# commit that touches nothing the architecture compiles (documentation,
-# another architecture, the selftests) is not built again for it.
+# in build/bisect-<arch>, incrementally and with ccache.  A build passes
+# when it succeeds and prints no warning (compiler, objtool, modpost or
+# linker).  The configuration is made afresh for every build.  A commit
+# that touches nothing the architecture compiles (documentation, another
+# architecture, the selftests) is not built again for it.
+#
+# Options a commit cannot have yet (no Kconfig defines them, or their
+# dependencies come with a later patch) are left out (build.sh's
+# KPKEYS_CONFIG_LENIENT).  So that this cannot hide a patch that breaks a
+# dependency and compiles the feature out, every run first configures each
+# commit that changes a Kconfig input: it fails if an option that an
+# earlier patch had is left out by a later one and not back by the last
+# patch, and names the patches that build without it for a while.
 #
 # Not in CI: a cold run is hours on two cores.  Run it before posting.
 #
 # A run can be spread over several sittings: every build that passes is
-# appended to series/bisect-check.txt (BISECT_RECORD=<file> for another),
+# recorded in series/bisect-check.txt (series/bisect-check-llvm.txt with
+# LLVM=; BISECT_RECORD=<file> for another),
 #
 #   <arch> <tree of the commit> <build key> <date> <seconds> <subject>
 #
 # (<seconds> is "-" for a commit that changes nothing the arch compiles,
-# after one that passed.)
-# and a later run skips a commit whose tree already passed for that arch
-# with the same build key: the hash of build.sh and lib.sh, the config
-# fragments (common and the arch's), LLVM= and the compiler's version.
-# The tree of a commit names all of its source, so editing an earlier
-# patch of the series changes the tree of every commit after it, and they
-# are all built again.
-# BISECT_FRESH=1 builds every commit and rewrites nothing it did not build.
-# Lines of trees no longer in the series are dropped from the record.
+# after one that passed), and a later run skips a commit whose tree
+# already passed for that arch with the same build key: what a build
+# depends on besides the source, i.e. the pass criteria (BISECT_CRITERIA
+# below), build.sh and lib.sh, the config fragments, LLVM=, KMAKEFLAGS=,
+# C=, and the compiler's and the linker's versions.  The tree of a commit
+# names all of its source, so editing an earlier patch of the series
+# changes the tree of every commit after it, and they are all built
+# again.  A build that fails removes its commit's line.  Lines of trees no
+# longer in the series, and lines of the architectures checked with
+# another key, are dropped from the record.
 #
 # usage: bisect-check.sh <assembled kernel tree> [<arch> ...]
-# env:   BISECT_RECORD, BISECT_FRESH (above); BISECT_COMMITS=<m>-<n> checks
-#        only patches m to n of the posted series (1-based, as the progress
-#        lines number them); KPKEYS_BISECT_BUILD=<command>
+#        bisect-check.sh --keys [<arch> ...]
+#               print "<arch> <build key>" ("<arch> -" without a compiler)
+#               and the record's path, for tree.py's cover letter
+# env:   BISECT_RECORD (above); BISECT_FRESH=1 ignores the record and
+#        builds every commit that changes what the arch compiles;
+#        BISECT_COMMITS=<m>-<n> builds only patches m to n of the posted
+#        series (1-based, as the progress lines number them; the option
+#        check still covers the whole series); BISECT_OPTIONS_ONLY=1 runs
+#        only the option check (minutes); KPKEYS_BISECT_BUILD=<command>
 #        instead of build.sh, called as build.sh is (the tooling tests)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -ge 1 ] || { echo "usage: $0 <kernel tree> [<arch> ...]" >&2; exit 2; }
+# What counts as a pass.  Bump it when that changes, so that the passes
+# recorded under the old rules are built again.
+BISECT_CRITERIA=2
+
+record=${BISECT_RECORD:-$KPKEYS_REPO/series/bisect-check$([ -z "$(llvm_arg "${LLVM:-}")" ] || echo -llvm).txt}
+
+# What a passing build depends on besides the kernel source: fails when
+# the arch's compiler or linker is missing.
+build_key() {	# build_key <arch>
+	local arch=$1 llvm cc ld
+	llvm=$(llvm_arg "${LLVM:-}")
+	if [ -n "$llvm" ]; then
+		cc=clang$llvm ld=ld.lld$llvm
+	else
+		cc=$(cross_compile "$arch")gcc ld=$(cross_compile "$arch")ld
+	fi
+	command -v "$cc" >/dev/null && command -v "$ld" >/dev/null || return 1
+	{ echo "criteria $BISECT_CRITERIA"
+	  cat "$KPKEYS_REPO/overlay-tools/build.sh" "$KPKEYS_REPO/overlay-tools/lib.sh" \
+	      "$KPKEYS_REPO/overlay-tools/configs/common.config" \
+	      "$KPKEYS_REPO/overlay-tools/configs/$arch.config"
+	  echo "LLVM=$llvm"
+	  [ -z "${KMAKEFLAGS:-}" ] || echo "KMAKEFLAGS=$KMAKEFLAGS"
+	  [ -z "${C:-}" ] || [ "$C" = 0 ] || echo "C=$C"
+	  "$cc" --version | head -n 1
+	  "$ld" --version | head -n 1; } | sha256sum | cut -c1-16
+}
+
+if [ "${1:-}" = --keys ]; then
+	shift
+	[ $# -gt 0 ] || set -- x86_64 arm64 powerpc
+	for a in "$@"; do
+		check_arch "$a"
+		echo "$a $(build_key "$a" || echo -)"
+	done
+	echo "record $record"
+	exit 0
+fi
+
+[ $# -ge 1 ] || { echo "usage: $0 <kernel tree> [<arch> ...] | --keys [<arch> ...]" >&2; exit 2; }
 src=$(cd "$1" && pwd)
 shift
 arches=("$@")
 [ ${#arches[@]} -gt 0 ] || arches=(x86_64 arm64 powerpc)
 for a in "${arches[@]}"; do check_arch "$a"; done
+build=${KPKEYS_BISECT_BUILD:-$KPKEYS_REPO/overlay-tools/build.sh}
+[ -z "${KPKEYS_BISECT_BUILD:-}" ] || [ -n "${BISECT_RECORD:-}" ] ||
+	die "KPKEYS_BISECT_BUILD needs BISECT_RECORD: a stand-in build must not record passes in $record"
 
 range=$(PYTHONPATH=$KPKEYS_REPO/overlay-tools python3 -c '
 import sys, tree
@@ -58,37 +116,27 @@ if [ -n "${BISECT_COMMITS:-}" ]; then
 		die "BISECT_COMMITS=$BISECT_COMMITS: expected <m>-<n> with 1 <= m <= n <= $hi (the posted patches)"
 	lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
 fi
-record=${BISECT_RECORD:-$KPKEYS_REPO/series/bisect-check.txt}
 fresh=${BISECT_FRESH:-}
 declare -A tree_of key_of
 for rev in "${revs[@]}"; do
 	tree_of[$rev]=$(git -C "$src" rev-parse "$rev^{tree}")
 done
+for a in "${arches[@]}"; do
+	key_of[$a]=$(build_key "$a") ||
+		die "$a: no compiler or linker for $( [ -z "$(llvm_arg "${LLVM:-}")" ] && echo "$(cross_compile "$a")gcc" || echo "LLVM=$LLVM") (run overlay-tools/install-deps.sh)"
+done
 
-# What a passing build depends on besides the kernel source.
-build_key() {	# build_key <arch>
-	local arch=$1 cc
-	if [ -n "${LLVM:-}" ] && [ "$LLVM" != 0 ]; then
-		cc="clang$(llvm_arg "$LLVM")"
-	else
-		cc="$(cross_compile "$arch")gcc"
-	fi
-	command -v "$cc" >/dev/null || die "$arch: compiler $cc not found (run overlay-tools/install-deps.sh)"
-	{ cat "$KPKEYS_REPO/overlay-tools/build.sh" "$KPKEYS_REPO/overlay-tools/lib.sh" \
-	      "$KPKEYS_REPO/overlay-tools/configs/common.config" \
-	      "$KPKEYS_REPO/overlay-tools/configs/$arch.config"
-	  echo "LLVM=${LLVM:-}"
-	  "$cc" --version | head -n 1; } | sha256sum | cut -c1-16
-}
-for a in "${arches[@]}"; do key_of[$a]=$(build_key "$a"); done
-
-# Keep the record's lines of the trees still in the series.
+# Keep the record's lines of the trees still in the series, and of the
+# arches checked now only those of their current key.
 if [ -f "$record" ]; then
 	tmp=$(mktemp)
 	{ grep '^#' "$record"
-	  grep -v '^#' "$record" | grep -F -f <(printf ' %s \n' "${tree_of[@]}"); } > "$tmp"
+	  grep -v '^#' "$record" | grep -F -f <(printf ' %s \n' "${tree_of[@]}") |
+		awk -v cur="$(for a in "${arches[@]}"; do printf '%s=%s ' "$a" "${key_of[$a]}"; done)" '
+			BEGIN { n = split(cur, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], p, "="); key[p[1]] = p[2] } }
+			!($1 in key) || key[$1] == $3'; } > "$tmp"
 	if ! cmp -s "$tmp" "$record"; then
-		say "dropping $(( $(wc -l < "$record") - $(wc -l < "$tmp") )) line(s) of trees no longer in the series from $record"
+		say "dropping $(( $(wc -l < "$record") - $(wc -l < "$tmp") )) line(s) of trees no longer in the series or of another build key from $record"
 		cat "$tmp" > "$record"
 	fi
 	rm -f "$tmp"
@@ -105,11 +153,22 @@ passed_before() {	# passed_before <arch> <rev>: prints the date
 		'$1 == a && $2 == t && $3 == k { d = $4 } END { if (d == "") exit 1; print d }' "$record"
 }
 
-record_pass() {	# record_pass <arch> <rev> <seconds> <subject>: replaces an older line
-	local t=${tree_of[$2]} k=${key_of[$1]}
-	awk -v a="$1" -v t="$t" -v k="$k" '!($1 == a && $2 == t && $3 == k)' "$record" > "$record.new" &&
-	echo "$1 $t $k $(date -u +%F) $3 $4" >> "$record.new" &&
+forget() {	# forget <arch> <rev>: removes the line of <rev> for <arch>
+	awk -v a="$1" -v t="${tree_of[$2]}" -v k="${key_of[$1]}" \
+		'!($1 == a && $2 == t && $3 == k)' "$record" > "$record.new" &&
 	mv "$record.new" "$record" || die "cannot write $record"
+}
+
+record_pass() {	# record_pass <arch> <rev> <seconds> <subject>: replaces an older line
+	forget "$1" "$2"
+	echo "$1 ${tree_of[$2]} ${key_of[$1]} $(date -u +%F) $3 $4" >> "$record" ||
+		die "cannot write $record"
+}
+
+# The problems in a build log: what the compiler, objtool, modpost and the
+# linkers print as a warning or an error (make -s prints nothing else).
+build_problems() {	# build_problems <log>
+	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):|: warning: objtool:|^(WARNING|ERROR): modpost:|^[^ ]*ld(\.lld)?(-[0-9]+)?: (warning|error):' "$1"
 }
 
 wt=$KPKEYS_BUILD/bisect-tree
@@ -137,23 +196,91 @@ relevant() {	# relevant <arch> <rev>
 		Documentation/Kconfig) return 0 ;;
 		Documentation/*|MAINTAINERS|tools/testing/*) continue ;;
 		arch/"$kdir"/*) return 0 ;;
-		arch/*) continue ;;
+		# Another arch's files; arch/Kconfig and the like are everyone's.
+		arch/*/*) continue ;;
 		*) return 0 ;;
 		esac
 	done < <(git -C "$src" diff-tree -r --no-commit-id --name-only "$rev")
 	return 1
 }
 
-failed=() without=() built=0 skipped=0 recorded=0 start=$SECONDS
+# The commit changes what the configuration can come out as: a Kconfig
+# file, the scripts Kconfig runs, a defconfig fragment, the top Makefile.
+config_input_changed() {	# config_input_changed <rev>
+	git -C "$src" diff-tree -r --no-commit-id --name-only "$1" |
+		grep -qE '(^|/)Kconfig|^scripts/|/configs/|^Makefile$'
+}
+
+# The requested options a configuration left out, one per line, sorted.
+left_out() {	# left_out <log>
+	sed -n 's/^  requested: //p' "$1" | LC_ALL=C sort
+}
+
+# An option that a patch has must come back in the configuration of the
+# series' last patch if a later patch loses it: configure (only) the first
+# commit and each that changes a Kconfig input for the arch, in order, and
+# compare what each leaves out with the one before.  A gap (a backend patch
+# that turns hardened page tables off until the patch that guards the
+# arch's writers turns them on again) is reported; a loss that does not
+# come back fails.
+options_stay() {	# options_stay <arch>
+	local arch=$1
+	local out=$KPKEYS_BUILD/bisect-$arch-config i rev prev="" now o gap
+	local -A gone_at
+	mkdir -p "$out"
+	for i in "${!revs[@]}"; do
+		rev=${revs[$i]}
+		[ "$i" = 0 ] || { relevant "$arch" "$rev" && config_input_changed "$rev"; } || continue
+		git -C "$wt" checkout -q --detach "$rev" || die "checkout of $rev failed"
+		rm -f "$out/.kpkeys-config-inputs"
+		if ! KPKEYS_O=$out KPKEYS_CONFIG_ONLY=1 KPKEYS_CONFIG_LENIENT=1 \
+			"$build" "$arch" "$wt" > "$out.log" 2>&1; then
+			say "bisect-check: $arch: configuring patch $((i + 1)) failed, see $out.log:"
+			tail -n 5 "$out.log" >&2
+			return 1
+		fi
+		now=$(left_out "$out.log")
+		if [ "$i" -gt 0 ]; then
+			while IFS= read -r o; do
+				[ -n "$o" ] && gone_at[$o]=$((i + 1))
+			done < <(LC_ALL=C comm -13 <(echo "$prev") <(echo "$now"))
+			while IFS= read -r o; do
+				[ -n "$o" ] && [ -n "${gone_at[$o]:-}" ] || continue
+				if [ "${gone_at[$o]}" = "$i" ]; then gap="patch $i builds"; else gap="patches ${gone_at[$o]}-$i build"; fi
+				say "bisect-check: $arch: $gap without $o, which patch $((${gone_at[$o]} - 1)) has and patch $((i + 1)) has again"
+				unset "gone_at[$o]"
+			done < <(LC_ALL=C comm -23 <(echo "$prev") <(echo "$now"))
+		fi
+		prev=$now
+	done
+	rm -f "$out/.kpkeys-config-inputs"
+	for o in "${!gone_at[@]}"; do
+		say "bisect-check: $arch: patch ${gone_at[$o]} ($(git -C "$src" log -1 --format=%s "${revs[$((${gone_at[$o]} - 1))]}")) loses $o, which the patch before it has, and no later patch has it again"
+	done
+	[ ${#gone_at[@]} -eq 0 ]
+}
+
+failed=() built=0 skipped=0 recorded=0 start=$SECONDS
+for arch in "${arches[@]}"; do
+	say "bisect-check: $arch: checking that no patch loses a configuration option"
+	options_stay "$arch" || failed+=("$arch: a patch loses a configuration option for good (above)")
+done
+
+if [ -n "${BISECT_OPTIONS_ONLY:-}" ]; then
+	say "bisect-check: option check only: ${#failed[@]} failed, $((SECONDS - start)) s"
+	for f in "${failed[@]}"; do say "  failed: $f"; done
+	[ ${#failed[@]} -eq 0 ]
+	exit
+fi
+
+declare -A prev_ok without
 # prev_ok[arch]: the commit before passed for arch (built or recorded), so a
 # commit that changes nothing arch compiles passes too.
-declare -A kconfig_pending prev_ok
 for i in "${!revs[@]}"; do
 	[ $((i + 1)) -ge "$lo" ] && [ $((i + 1)) -le "$hi" ] || continue
 	rev=${revs[$i]}
 	subject=$(git -C "$src" log -1 --format=%s "$rev")
 	git -C "$wt" checkout -q --detach "$rev" || die "checkout of $rev failed"
-	kconfig_changed=$(git -C "$src" diff-tree -r --no-commit-id --name-only "$rev" | grep -c 'Kconfig' || true)
 	for arch in "${arches[@]}"; do
 		out=$KPKEYS_BUILD/bisect-$arch
 		if [ -n "${prev_ok[$arch]:-}" ] && ! relevant "$arch" "$rev"; then
@@ -162,34 +289,39 @@ for i in "${!revs[@]}"; do
 				record_pass "$arch" "$rev" - "$subject"
 			continue
 		fi
-		[ "$kconfig_changed" = 0 ] || kconfig_pending[$arch]=1
 		if when=$(passed_before "$arch" "$rev"); then
 			recorded=$((recorded + 1)) prev_ok[$arch]=1
 			say "bisect-check: $((i + 1))/${#revs[@]} $arch: passed on $when: $subject"
 			continue
 		fi
-		[ -z "${kconfig_pending[$arch]:-}" ] || rm -f "$out/.kpkeys-config-inputs"
-		unset "kconfig_pending[$arch]"
 		say "bisect-check: $((i + 1))/${#revs[@]} $arch: $subject"
+		# Configured afresh: the directory may hold the configuration
+		# of another commit, from an earlier run.  Unchanged options
+		# rebuild nothing.
+		mkdir -p "$out"
+		rm -f "$out/.kpkeys-config-inputs"
 		t0=$SECONDS
-		if KPKEYS_O=$out KPKEYS_CONFIG_LENIENT=1 \
-			"${KPKEYS_BISECT_BUILD:-$KPKEYS_REPO/overlay-tools/build.sh}" "$arch" "$wt" > "$out.log" 2>&1 &&
-		   ! grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$out.log" | grep -q .; then
+		if KPKEYS_O=$out KPKEYS_CONFIG_LENIENT=1 "$build" "$arch" "$wt" > "$out.log" 2>&1 &&
+		   ! build_problems "$out.log" | grep -q .; then
 			built=$((built + 1)) prev_ok[$arch]=1
 			record_pass "$arch" "$rev" "$((SECONDS - t0))" "$subject"
-			if grep -q 'KPKEYS_CONFIG_LENIENT: building without' "$out.log"; then
-				without+=("$((i + 1)) $arch: $(sed -n 's/^  requested: \(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' "$out.log" | tr '\n' ' ')")
-			fi
+			without[$arch]=$(left_out "$out.log" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' | tr '\n' ' ')
 		else
 			failed+=("$((i + 1)) $arch: $subject")
 			unset "prev_ok[$arch]"
-			say "bisect-check: FAILED, see $out.log:"
-			grep -E '(warning|error):' "$out.log" | head -n 5 >&2
+			forget "$arch" "$rev"
+			say "bisect-check: FAILED, see $out-$((i + 1)).log:"
+			{ build_problems "$out.log" || tail -n 5 "$out.log"; } | head -n 5 >&2
 			cp "$out.log" "$out-$((i + 1)).log"
 		fi
+		# A build.sh of this directory without KPKEYS_CONFIG_LENIENT
+		# must configure again, and refuse what this one left out.
+		rm -f "$out/.kpkeys-config-inputs"
 	done
 done
 say "bisect-check: patches $lo-$hi of ${#revs[@]}, $built builds, $recorded passed before (see $record), $skipped skipped (nothing the arch compiles), ${#failed[@]} failed, $((SECONDS - start)) s"
-for f in "${without[@]}"; do say "  configured without options it cannot have yet: $f"; done
+for a in "${!without[@]}"; do
+	[ -z "${without[$a]}" ] || say "  $a: the last patch built was configured without options it cannot have yet: ${without[$a]}"
+done
 for f in "${failed[@]}"; do say "  failed: $f"; done
 [ ${#failed[@]} -eq 0 ]

@@ -326,7 +326,7 @@ test_series() {
 	# The cover letter is filled in: no placeholder left, and a
 	# bisect-check line for each architecture.
 	if ! grep -q '@[A-Z][A-Z]*@' "$out/0000-cover-letter.patch" &&
-	   [ "$(grep -cE '^  (x86_64|arm64|powerpc) +(not run|[0-9]+ of [0-9]+ patches pass \([0-9]+ built, [0-9]+ change nothing it compiles\))' \
+	   [ "$(grep -cE '^  (x86_64|arm64|powerpc) +(not run|not known|[0-9]+ of [0-9]+ patches pass \([0-9]+ built, [0-9]+ change nothing it compiles\))' \
 		"$out/0000-cover-letter.patch")" = 3 ]; then
 		record cover_letter_filled_in 0
 	else
@@ -358,19 +358,32 @@ test_series() {
 	fi
 }
 
-# bisect-check.sh's record, with a stand-in for build.sh that logs the
-# commit it was asked to build and fails on $fail_tree: a pass is recorded
-# and not built again, a missing line is built again, BISECT_FRESH builds
-# everything, and a failed build fails the run and is not recorded.
+# bisect-check.sh, with a stand-in for build.sh that logs the commit it
+# was asked to build, fails on $fail_tree, warns (objtool) on $warn_tree,
+# and whose configuration of $lose_tree (or of every commit from
+# $lose_from on) leaves out an option: a pass is recorded and not built
+# again, a missing line is built again, a commit that touches only docs is
+# not built, BISECT_FRESH and another build key build everything, a failed
+# build or a warning fails the run and removes the commit's line, a patch
+# that loses an option for a while is named and one that loses it for good
+# fails the run, and the stand-in may not write the series' own record.
 test_bisect_record() {
 	local b=$work/bisect rec=$work/bisect/record.txt fake=$work/bisect/fake-build.sh
-	local n1 n2 n3 nf lines victim
+	local n1 n2 n3 nf nk lines victim vt doc_tree t2 c2 keys
 	mkdir -p "$b"
 	cat > "$fake" <<-'END'
 	#!/bin/sh
 	t=$(git -C "$2" rev-parse HEAD^{tree})
+	if [ -n "${KPKEYS_CONFIG_ONLY:-}" ]; then
+		if [ "$t" = "${lose_tree:-}" ] || { [ -n "${lose_from:-}" ] &&
+			git -C "$2" merge-base --is-ancestor "$lose_from" HEAD; }; then
+			printf '  requested: CONFIG_KPKEYS=y\n  got:       absent\n' >&2
+		fi
+		exit 0
+	fi
 	echo "$t" >> "$KPKEYS_BUILD/built"
-	[ "$t" != "${fail_tree:-}" ]
+	[ "$t" != "${warn_tree:-}" ] || echo "vmlinux.o: warning: objtool: stand-in" >&2
+	[ "$t" != "${fail_tree:-}" ] || { echo "mm/x.c:1:2: error: stand-in" >&2; exit 1; }
 	END
 	chmod +x "$fake"
 	run_bisect() {
@@ -379,17 +392,31 @@ test_bisect_record() {
 			BISECT_COMMITS=1-12 "$KPKEYS_REPO/overlay-tools/bisect-check.sh" "$tree" x86_64 2>"$b/err"
 	}
 	count() { if [ -f "$b/built" ]; then wc -l < "$b/built"; else echo 0; fi; }
+	has_line() { awk -v t="$1" '$2 == t { f = 1 } END { exit !f }' "$rec"; }
+	# The first patch that touches only Documentation/ (there is one in 1-12).
+	doc_tree=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | head -n 12 |
+		while read -r c; do
+			[ -z "$(git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" | grep -v '^Documentation/')" ] &&
+				{ git -C "$tree" rev-parse "$c^{tree}"; break; }
+		done)
 	run_bisect; n1=$(count)
 	lines=$(grep -vc '^#' "$rec")
+	if [ "$n1" -gt 3 ] && [ "$n1" -lt 12 ] && [ "$lines" = 12 ] && [ -n "$doc_tree" ] &&
+	   ! grep -qx "$doc_tree" "$b/built" &&
+	   [ "$(awk -v t="$doc_tree" '$2 == t { print $5 }' "$rec")" = - ]; then
+		record bisect_check_skips_what_the_arch_does_not_compile 0
+	else
+		record bisect_check_skips_what_the_arch_does_not_compile 1 "built $n1 of 12, recorded $lines, docs-only tree ${doc_tree:-not found}"
+	fi
 	run_bisect; n2=$(count)
 	victim=$(grep -v '^#' "$rec" | awk '$5 != "-"' | sed -n 3p)
+	vt=$(echo "$victim" | cut -d' ' -f2)
 	grep -vxF "$victim" "$rec" > "$rec.new" && mv "$rec.new" "$rec"
 	run_bisect; n3=$(count)
-	if [ "$n1" -gt 3 ] && [ "$lines" = 12 ] && [ "$n2" = 0 ] && [ "$n3" = 1 ] &&
-	   [ "$(cat "$b/built")" = "$(echo "$victim" | cut -d' ' -f2)" ]; then
+	if [ "$n2" = 0 ] && [ "$n3" = 1 ] && [ "$(cat "$b/built")" = "$vt" ]; then
 		record bisect_check_resumes_from_its_record 0
 	else
-		record bisect_check_resumes_from_its_record 1 "built $n1, recorded $lines, then built $n2 and, one line dropped, $n3"
+		record bisect_check_resumes_from_its_record 1 "built $n1, then $n2 and, one line dropped, $n3"
 	fi
 	BISECT_FRESH=1 run_bisect; nf=$(count)
 	if [ "$nf" = "$n1" ]; then
@@ -397,14 +424,75 @@ test_bisect_record() {
 	else
 		record bisect_check_fresh_builds_everything 1 "BISECT_FRESH=1 built $nf of $n1"
 	fi
-	grep -vxF "$victim" "$rec" > "$rec.new" && mv "$rec.new" "$rec"
-	if ! fail_tree=$(echo "$victim" | cut -d' ' -f2) run_bisect &&
-	   grep -q "failed: " "$b/err" && ! grep -qxF "$victim" "$rec"; then
-		record bisect_check_failure_fails_and_is_not_recorded 0
+	KMAKEFLAGS=V=0 run_bisect; nk=$(count)
+	keys=$(grep -v '^#' "$rec" | awk '{ print $3 }' | sort -u | wc -l)
+	if [ "$nk" = "$n1" ] && [ "$keys" = 1 ] && [ "$(grep -vc '^#' "$rec")" = 12 ]; then
+		record bisect_check_another_build_key_builds_again 0
 	else
-		record bisect_check_failure_fails_and_is_not_recorded 1 "$(tail -n 2 "$b/err")"
+		record bisect_check_another_build_key_builds_again 1 "KMAKEFLAGS=V=0 built $nk of $n1, $keys key(s) left in the record"
+	fi
+	if ! fail_tree=$vt BISECT_FRESH=1 run_bisect && grep -q "failed: " "$b/err" && ! has_line "$vt"; then
+		record bisect_check_failure_fails_and_forgets_the_pass 0
+	else
+		record bisect_check_failure_fails_and_forgets_the_pass 1 "$(tail -n 2 "$b/err")"
+	fi
+	if ! warn_tree=$vt run_bisect && grep -q "objtool: stand-in" "$b/err" && ! has_line "$vt"; then
+		record bisect_check_objtool_warning_fails 0
+	else
+		record bisect_check_objtool_warning_fails 1 "$(tail -n 2 "$b/err")"
+	fi
+	t2=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n 2p)
+	c2=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | sed -n 2p)
+	if lose_tree=$t2 run_bisect &&
+	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again" "$b/err"; then
+		record bisect_check_option_gap_is_reported 0
+	else
+		record bisect_check_option_gap_is_reported 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
+	fi
+	if ! lose_from=$c2 run_bisect &&
+	   grep -q "patch 2 (.*) loses CONFIG_KPKEYS=y, .* no later patch has it again" "$b/err"; then
+		record bisect_check_option_lost_for_good_fails 0
+	else
+		record bisect_check_option_lost_for_good_fails 1 "$(tail -n 3 "$b/err")"
+	fi
+	if ! KPKEYS_BUILD=$b KPKEYS_BISECT_BUILD=$fake "$KPKEYS_REPO/overlay-tools/bisect-check.sh" \
+		"$tree" x86_64 2>"$b/err" && grep -q "needs BISECT_RECORD" "$b/err"; then
+		record bisect_check_stand_in_cannot_write_the_record 0
+	else
+		record bisect_check_stand_in_cannot_write_the_record 1 "$(tail -n 1 "$b/err")"
 	fi
 	git -C "$tree" worktree remove --force "$b/bisect-tree" 2>/dev/null
+	# The cover letter's summary counts the passes of the current key only.
+	local got want
+	got=$(PYTHONPATH=$KPKEYS_REPO/overlay-tools python3 - "$tree" "$rec" <<-'END'
+	import sys
+	import tree
+	t, rec = sys.argv[1:3]
+	trees = tree.git(t, "log", "--reverse", "--format=%T", "kpkeys-base..HEAD").split()
+	with open(rec, "w") as f:
+	    f.write("# header\n")
+	    f.write("x86_64 %s K1 2026-12-01 30 a\n" % trees[0])
+	    f.write("x86_64 %s K1 2026-12-02 - b\n" % trees[1])
+	    f.write("x86_64 %s OLD 2026-12-02 40 c\n" % trees[2])
+	    f.write("arm64 %s OLD 2026-12-02 40 d\n" % trees[0])
+	print(tree.bisect_summary(t, rec, {"x86_64": "K1", "arm64": "K2", "powerpc": None}))
+	END
+	)
+	want=$(printf '  %-8s %s\n' \
+		x86_64 "2 of $(tree_posted_count) patches pass (1 built, 1 change nothing it compiles), 2026-12-01 to 2026-12-02 (not finished) (1 older passes under another build key not counted)" \
+		arm64 "not run (1 older passes under another build key not counted)" \
+		powerpc "not known: no compiler for it here")
+	if [ "$got" = "$want" ]; then
+		record bisect_summary_counts_the_current_key 0
+	else
+		record bisect_summary_counts_the_current_key 1 "$(diff <(echo "$want") <(echo "$got") | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+tree_posted_count() {
+	PYTHONPATH=$KPKEYS_REPO/overlay-tools python3 -c '
+import sys, tree
+print(tree.posted_range(sys.argv[1])[2])' "$tree"
 }
 
 # The kernel's docs tooling on ours: 'make htmldocs' of core-api renders

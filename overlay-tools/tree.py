@@ -709,45 +709,78 @@ def verified_summary(results, head):
     return "\n".join(lines)
 
 
-BISECT_RECORD = os.path.join(SERIES_DIR, "bisect-check.txt")
 ARCHES = ("x86_64", "arm64", "powerpc")
 
 
-def bisect_summary(tree, record=BISECT_RECORD):
+def bisect_keys():
+    """The build key of each arch for gcc, and the record's path.
+
+    From 'bisect-check.sh --keys', the one place that says what a pass
+    depends on; an arch without a compiler gets None.
+    """
+    env = dict(os.environ)
+    env.pop("LLVM", None)
+    out = subprocess.run([os.path.join(REPO, "overlay-tools", "bisect-check.sh"),
+                          "--keys"] + list(ARCHES), env=env, check=True,
+                         stdout=subprocess.PIPE, universal_newlines=True).stdout
+    keys, record = {}, None
+    for line in out.splitlines():
+        name, value = line.split(None, 1)
+        if name == "record":
+            record = value
+        else:
+            keys[name] = None if value == "-" else value
+    return keys, record
+
+
+def bisect_summary(tree, record=None, keys=None):
     """Per arch, how many posted patches 'make bisect-check' has passed.
 
     A patch counts for an arch when the record has a line of its tree
-    (its whole source) for that arch: a pass of this very patch, built,
-    or (seconds "-") changing nothing the arch compiles after a patch
-    that passed.
+    (its whole source) for that arch with the arch's current build key: a
+    pass of this very patch under today's rules, built, or (seconds "-")
+    changing nothing the arch compiles after a patch that passed.
     """
+    if keys is None or record is None:
+        k, r = bisect_keys()
+        keys, record = keys or k, record or r
     first, last, n, _ = posted_range(tree)
     trees = git(tree, "log", "--format=%T", first + "^.." + last).split()
     passed = {a: {} for a in ARCHES}
     built = {a: set() for a in ARCHES}
+    stale = {a: 0 for a in ARCHES}
     try:
         with open(record) as f:
             for line in f:
                 w = line.split()
-                if len(w) >= 5 and not line.startswith("#") and w[0] in passed \
-                        and w[1] in trees:
-                    passed[w[0]][w[1]] = max(w[3], passed[w[0]].get(w[1], ""))
-                    if w[4] != "-":
-                        built[w[0]].add(w[1])
+                if len(w) < 5 or line.startswith("#") or w[0] not in passed \
+                        or w[1] not in trees:
+                    continue
+                if w[2] != keys.get(w[0]):
+                    stale[w[0]] += 1
+                    continue
+                passed[w[0]][w[1]] = max(w[3], passed[w[0]].get(w[1], ""))
+                if w[4] != "-":
+                    built[w[0]].add(w[1])
     except OSError:
         pass
     lines = []
     for a in ARCHES:
         got = passed[a]
+        old = " (%d older passes under another build key not counted)" % stale[a] \
+            if stale[a] else ""
+        if not keys.get(a):
+            lines.append("  %-8s not known: no compiler for it here%s" % (a, old))
+            continue
         if not got:
-            lines.append("  %-8s not run" % a)
+            lines.append("  %-8s not run%s" % (a, old))
             continue
         dates = sorted(set(got.values()))
         when = dates[0] if len(dates) == 1 else "%s to %s" % (dates[0], dates[-1])
         lines.append("  %-8s %d of %d patches pass (%d built, %d change nothing"
-                     " it compiles), %s%s" % (
+                     " it compiles), %s%s%s" % (
                          a, len(got), n, len(built[a]), len(got) - len(built[a]),
-                         when, "" if len(got) == n else " (not finished)"))
+                         when, "" if len(got) == n else " (not finished)", old))
     return "\n".join(lines)
 
 
@@ -757,7 +790,7 @@ def fill_cover_letter(out, tree, results):
     The text is "subject, blank line, blurb"; in the blurb, @BENCH@ becomes
     series/bench.md (the table of the latest 'make bench-all'),
     @VERIFIED@ the per-boot results of the latest 'make check' runs and
-    @BISECT@ what series/bisect-check.txt says 'make bisect-check' built.
+    @BISECT@ what series/bisect-check.txt says 'make bisect-check' passed.
     """
     parts = {}
     for name in ("cover-letter.txt", "bench.md"):
