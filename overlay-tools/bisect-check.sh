@@ -13,10 +13,11 @@
 # Options a commit cannot have yet (no Kconfig defines them, or their
 # dependencies come with a later patch) are left out (build.sh's
 # KPKEYS_CONFIG_LENIENT).  So that this cannot hide a patch that breaks a
-# dependency and compiles the feature out, every run first configures each
-# commit that changes a Kconfig input: it fails if an option that an
-# earlier patch had is left out by a later one and not back by the last
-# patch, and names the patches that build without it for a while.
+# dependency and compiles the feature out, every run first configures the
+# base and each commit that changes a Kconfig input: it fails if an option
+# that the configuration had is left out by a later patch, unless the
+# patches that build without it are a gap series/bisect-gaps.txt lists
+# (BISECT_GAPS=<file> for another) and a later patch has it again.
 #
 # Not in CI: a cold run is hours on two cores.  Run it before posting.
 #
@@ -42,7 +43,7 @@
 #        bisect-check.sh --keys [<arch> ...]
 #               print "<arch> <build key>" ("<arch> -" without a compiler)
 #               and the record's path, for tree.py's cover letter
-# env:   BISECT_RECORD (above); BISECT_FRESH=1 ignores the record and
+# env:   BISECT_RECORD, BISECT_GAPS (above); BISECT_FRESH=1 ignores the record and
 #        builds every commit that changes what the arch compiles;
 #        BISECT_COMMITS=<m>-<n> builds only patches m to n of the posted
 #        series (1-based, as the progress lines number them; the option
@@ -54,15 +55,18 @@ set -uo pipefail
 
 # What counts as a pass.  Bump it when that changes, so that the passes
 # recorded under the old rules are built again.
-BISECT_CRITERIA=2
+BISECT_CRITERIA=3
 
-record=${BISECT_RECORD:-$KPKEYS_REPO/series/bisect-check$([ -z "$(llvm_arg "${LLVM:-}")" ] || echo -llvm).txt}
+# Kbuild's LLVM= value ("" for gcc); llvm_arg says what is missing.
+llvm=$(llvm_arg "${LLVM:-}") || exit 1
+record=${BISECT_RECORD:-$KPKEYS_REPO/series/bisect-check${llvm:+-llvm}.txt}
+# The options a patch may build without for a while, by design.
+gaps=${BISECT_GAPS:-$KPKEYS_REPO/series/bisect-gaps.txt}
 
 # What a passing build depends on besides the kernel source: fails when
 # the arch's compiler or linker is missing.
 build_key() {	# build_key <arch>
-	local arch=$1 llvm cc ld
-	llvm=$(llvm_arg "${LLVM:-}")
+	local arch=$1 cc ld
 	if [ -n "$llvm" ]; then
 		cc=clang$llvm ld=ld.lld$llvm
 	else
@@ -123,7 +127,7 @@ for rev in "${revs[@]}"; do
 done
 for a in "${arches[@]}"; do
 	key_of[$a]=$(build_key "$a") ||
-		die "$a: no compiler or linker for $( [ -z "$(llvm_arg "${LLVM:-}")" ] && echo "$(cross_compile "$a")gcc" || echo "LLVM=$LLVM") (run overlay-tools/install-deps.sh)"
+		die "$a: no compiler or linker for ${llvm:+LLVM=$LLVM}$([ -n "$llvm" ] || echo "$(cross_compile "$a")gcc") (run overlay-tools/install-deps.sh)"
 done
 
 # Keep the record's lines of the trees still in the series, and of the
@@ -165,10 +169,12 @@ record_pass() {	# record_pass <arch> <rev> <seconds> <subject>: replaces an olde
 		die "cannot write $record"
 }
 
-# The problems in a build log: what the compiler, objtool, modpost and the
-# linkers print as a warning or an error (make -s prints nothing else).
+# The problems in a build log: whatever the compiler, the assembler,
+# objtool, modpost, Kconfig, the linkers or the arch's checks print as a
+# warning or an error, in any of their spellings (make -s prints nothing
+# else; build.sh's own lines carry none of these words).
 build_problems() {	# build_problems <log>
-	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):|: warning: objtool:|^(WARNING|ERROR): modpost:|^[^ ]*ld(\.lld)?(-[0-9]+)?: (warning|error):' "$1"
+	grep -E '(^|:[ ]?)(warning|Warning|WARNING|error|Error|ERROR)[: ]' "$1"
 }
 
 wt=$KPKEYS_BUILD/bisect-tree
@@ -216,38 +222,64 @@ left_out() {	# left_out <log>
 	sed -n 's/^  requested: //p' "$1" | LC_ALL=C sort
 }
 
-# An option that a patch has must come back in the configuration of the
-# series' last patch if a later patch loses it: configure (only) the first
-# commit and each that changes a Kconfig input for the arch, in order, and
-# compare what each leaves out with the one before.  A gap (a backend patch
-# that turns hardened page tables off until the patch that guards the
-# arch's writers turns them on again) is reported; a loss that does not
-# come back fails.
+# An option the configuration has must stay: configure (only) the base and
+# each patch that changes a Kconfig input for the arch, in order, and
+# compare what each leaves out with the one before.  A patch may build
+# without an option for a while only where series/bisect-gaps.txt says so
+# (a backend patch turns the software-only hardened page tables off until
+# the patch that guards the arch's writers turns them on again); any other
+# gap, and a loss that no later patch undoes, fails.
+gap_listed() {	# gap_listed <arch> <option as requested> <patch number>
+	local name subject
+	name=$(echo "$2" | grep -oE 'CONFIG_[A-Za-z0-9_]+' | head -n 1)
+	subject=$(git -C "$src" log -1 --format=%s "${revs[$(($3 - 1))]}")
+	[ -f "$gaps" ] && awk -v a="$1" -v o="$name" -v s="$subject" '
+		/^#/ || NF < 3 { next }
+		{ subj = $0; sub(/^[^ ]+ +[^ ]+ +/, "", subj) }
+		$1 == a && $2 == o && subj == s { found = 1 }
+		END { exit !found }' "$gaps"
+}
+
 options_stay() {	# options_stay <arch>
 	local arch=$1
-	local out=$KPKEYS_BUILD/bisect-$arch-config i rev prev="" now o gap
-	local -A gone_at
+	local out=$KPKEYS_BUILD/bisect-$arch-config j rev prev="" now o gap bad=0
+	local -A gone_at=()
 	mkdir -p "$out"
-	for i in "${!revs[@]}"; do
-		rev=${revs[$i]}
-		[ "$i" = 0 ] || { relevant "$arch" "$rev" && config_input_changed "$rev"; } || continue
+	# j = 0 is the base, j = 1..n the posted patches.
+	for j in $(seq 0 "${#revs[@]}"); do
+		if [ "$j" = 0 ]; then
+			rev=$(git -C "$src" rev-parse "$first^")
+		else
+			rev=${revs[$((j - 1))]}
+			[ "$j" = 1 ] || { relevant "$arch" "$rev" && config_input_changed "$rev"; } || continue
+		fi
 		git -C "$wt" checkout -q --detach "$rev" || die "checkout of $rev failed"
 		rm -f "$out/.kpkeys-config-inputs"
 		if ! KPKEYS_O=$out KPKEYS_CONFIG_ONLY=1 KPKEYS_CONFIG_LENIENT=1 \
 			"$build" "$arch" "$wt" > "$out.log" 2>&1; then
-			say "bisect-check: $arch: configuring patch $((i + 1)) failed, see $out.log:"
+			say "bisect-check: $arch: configuring patch $j failed, see $out.log:"
 			tail -n 5 "$out.log" >&2
 			return 1
 		fi
 		now=$(left_out "$out.log")
-		if [ "$i" -gt 0 ]; then
+		if [ "$j" -gt 0 ]; then
 			while IFS= read -r o; do
-				[ -n "$o" ] && gone_at[$o]=$((i + 1))
+				[ -n "$o" ] && gone_at[$o]=$j
 			done < <(LC_ALL=C comm -13 <(echo "$prev") <(echo "$now"))
 			while IFS= read -r o; do
 				[ -n "$o" ] && [ -n "${gone_at[$o]:-}" ] || continue
-				if [ "${gone_at[$o]}" = "$i" ]; then gap="patch $i builds"; else gap="patches ${gone_at[$o]}-$i build"; fi
-				say "bisect-check: $arch: $gap without $o, which patch $((${gone_at[$o]} - 1)) has and patch $((i + 1)) has again"
+				if [ "${gone_at[$o]}" = $((j - 1)) ]; then
+					gap="patch $((j - 1)) builds"
+				else
+					gap="patches ${gone_at[$o]}-$((j - 1)) build"
+				fi
+				gap+=" without $o, which patch $((${gone_at[$o]} - 1)) has and patch $j has again"
+				if gap_listed "$arch" "$o" "${gone_at[$o]}"; then
+					say "bisect-check: $arch: $gap (by design: $gaps)"
+				else
+					say "bisect-check: $arch: $gap, and $gaps does not list it"
+					bad=1
+				fi
 				unset "gone_at[$o]"
 			done < <(LC_ALL=C comm -23 <(echo "$prev") <(echo "$now"))
 		fi
@@ -256,8 +288,9 @@ options_stay() {	# options_stay <arch>
 	rm -f "$out/.kpkeys-config-inputs"
 	for o in "${!gone_at[@]}"; do
 		say "bisect-check: $arch: patch ${gone_at[$o]} ($(git -C "$src" log -1 --format=%s "${revs[$((${gone_at[$o]} - 1))]}")) loses $o, which the patch before it has, and no later patch has it again"
+		bad=1
 	done
-	[ ${#gone_at[@]} -eq 0 ]
+	[ "$bad" = 0 ]
 }
 
 failed=() built=0 skipped=0 recorded=0 start=$SECONDS
@@ -273,7 +306,7 @@ if [ -n "${BISECT_OPTIONS_ONLY:-}" ]; then
 	exit
 fi
 
-declare -A prev_ok without
+declare -A prev_ok=() without=()
 # prev_ok[arch]: the commit before passed for arch (built or recorded), so a
 # commit that changes nothing arch compiles passes too.
 for i in "${!revs[@]}"; do
@@ -302,7 +335,7 @@ for i in "${!revs[@]}"; do
 		rm -f "$out/.kpkeys-config-inputs"
 		t0=$SECONDS
 		if KPKEYS_O=$out KPKEYS_CONFIG_LENIENT=1 "$build" "$arch" "$wt" > "$out.log" 2>&1 &&
-		   ! build_problems "$out.log" | grep -q .; then
+		   ! build_problems "$out.log" >/dev/null; then
 			built=$((built + 1)) prev_ok[$arch]=1
 			record_pass "$arch" "$rev" "$((SECONDS - t0))" "$subject"
 			without[$arch]=$(left_out "$out.log" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' | tr '\n' ' ')

@@ -359,18 +359,20 @@ test_series() {
 }
 
 # bisect-check.sh, with a stand-in for build.sh that logs the commit it
-# was asked to build, fails on $fail_tree, warns (objtool) on $warn_tree,
-# and whose configuration of $lose_tree (or of every commit from
-# $lose_from on) leaves out an option: a pass is recorded and not built
-# again, a missing line is built again, a commit that touches only docs is
-# not built, BISECT_FRESH and another build key build everything, a failed
-# build or a warning fails the run and removes the commit's line, a patch
-# that loses an option for a while is named and one that loses it for good
-# fails the run, and the stand-in may not write the series' own record.
+# was asked to build, fails on $fail_tree, warns (objtool) on $warn_tree
+# and thousands of times on $warn_many_tree, and whose configuration of
+# $lose_tree (or of every commit from $lose_from on) leaves out an option:
+# a pass is recorded and not built again, a missing line is built again,
+# a commit that touches only docs is not built, BISECT_FRESH and another
+# build key build everything, a failed build or a warning fails the run
+# and removes the commit's line, a gap in an option is allowed only where
+# the gaps file lists it, a loss for good fails the run, and the stand-in
+# may not write the series' own record.
 test_bisect_record() {
 	local b=$work/bisect rec=$work/bisect/record.txt fake=$work/bisect/fake-build.sh
-	local n1 n2 n3 nf nk lines victim vt doc_tree t2 c2 keys
+	local n1 n2 n3 nf nk lines victim vt doc_tree t2 c2 keys rc1 rc2 rc3 rc4
 	mkdir -p "$b"
+	: > "$b/gaps"
 	cat > "$fake" <<-'END'
 	#!/bin/sh
 	t=$(git -C "$2" rev-parse HEAD^{tree})
@@ -383,12 +385,14 @@ test_bisect_record() {
 	fi
 	echo "$t" >> "$KPKEYS_BUILD/built"
 	[ "$t" != "${warn_tree:-}" ] || echo "vmlinux.o: warning: objtool: stand-in" >&2
+	[ "$t" != "${warn_many_tree:-}" ] ||
+		seq 5000 | sed 's|^|include/linux/kpkeys.h:1:2: warning: stand-in |' >&2
 	[ "$t" != "${fail_tree:-}" ] || { echo "mm/x.c:1:2: error: stand-in" >&2; exit 1; }
 	END
 	chmod +x "$fake"
 	run_bisect() {
 		rm -f "$b/built"
-		KPKEYS_BUILD=$b BISECT_RECORD=$rec KPKEYS_BISECT_BUILD=$fake \
+		KPKEYS_BUILD=$b BISECT_RECORD=$rec BISECT_GAPS=$b/gaps KPKEYS_BISECT_BUILD=$fake \
 			BISECT_COMMITS=1-12 "$KPKEYS_REPO/overlay-tools/bisect-check.sh" "$tree" x86_64 2>"$b/err"
 	}
 	count() { if [ -f "$b/built" ]; then wc -l < "$b/built"; else echo 0; fi; }
@@ -396,42 +400,45 @@ test_bisect_record() {
 	# The first patch that touches only Documentation/ (there is one in 1-12).
 	doc_tree=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | head -n 12 |
 		while read -r c; do
-			[ -z "$(git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" | grep -v '^Documentation/')" ] &&
+			git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" | grep -qv '^Documentation/' ||
 				{ git -C "$tree" rev-parse "$c^{tree}"; break; }
 		done)
-	run_bisect; n1=$(count)
+	run_bisect; rc1=$?; n1=$(count)
 	lines=$(grep -vc '^#' "$rec")
-	if [ "$n1" -gt 3 ] && [ "$n1" -lt 12 ] && [ "$lines" = 12 ] && [ -n "$doc_tree" ] &&
+	if [ "$rc1" = 0 ] && [ "$n1" -gt 3 ] && [ "$n1" -lt 12 ] && [ "$lines" = 12 ] && [ -n "$doc_tree" ] &&
 	   ! grep -qx "$doc_tree" "$b/built" &&
 	   [ "$(awk -v t="$doc_tree" '$2 == t { print $5 }' "$rec")" = - ]; then
 		record bisect_check_skips_what_the_arch_does_not_compile 0
 	else
-		record bisect_check_skips_what_the_arch_does_not_compile 1 "built $n1 of 12, recorded $lines, docs-only tree ${doc_tree:-not found}"
+		record bisect_check_skips_what_the_arch_does_not_compile 1 "exit $rc1, built $n1 of 12, recorded $lines, docs-only tree ${doc_tree:-not found}: $(tail -n 1 "$b/err")"
 	fi
-	run_bisect; n2=$(count)
+	run_bisect; rc2=$?; n2=$(count)
 	victim=$(grep -v '^#' "$rec" | awk '$5 != "-"' | sed -n 3p)
 	vt=$(echo "$victim" | cut -d' ' -f2)
 	grep -vxF "$victim" "$rec" > "$rec.new" && mv "$rec.new" "$rec"
-	run_bisect; n3=$(count)
-	if [ "$n2" = 0 ] && [ "$n3" = 1 ] && [ "$(cat "$b/built")" = "$vt" ]; then
+	run_bisect; rc3=$?; n3=$(count)
+	if [ "$rc2$rc3" = 00 ] && [ "$n2" = 0 ] && [ "$n3" = 1 ] && [ "$(cat "$b/built")" = "$vt" ]; then
 		record bisect_check_resumes_from_its_record 0
 	else
-		record bisect_check_resumes_from_its_record 1 "built $n1, then $n2 and, one line dropped, $n3"
+		record bisect_check_resumes_from_its_record 1 "built $n1, then $n2 and, one line dropped, $n3 (exit $rc2, $rc3)"
 	fi
-	BISECT_FRESH=1 run_bisect; nf=$(count)
-	if [ "$nf" = "$n1" ]; then
+	BISECT_FRESH=1 run_bisect; rc4=$?; nf=$(count)
+	if [ "$rc4" = 0 ] && [ "$nf" = "$n1" ]; then
 		record bisect_check_fresh_builds_everything 0
 	else
-		record bisect_check_fresh_builds_everything 1 "BISECT_FRESH=1 built $nf of $n1"
+		record bisect_check_fresh_builds_everything 1 "BISECT_FRESH=1 built $nf of $n1, exit $rc4"
 	fi
-	KMAKEFLAGS=V=0 run_bisect; nk=$(count)
+	KMAKEFLAGS=V=0 run_bisect; rc4=$?; nk=$(count)
 	keys=$(grep -v '^#' "$rec" | awk '{ print $3 }' | sort -u | wc -l)
-	if [ "$nk" = "$n1" ] && [ "$keys" = 1 ] && [ "$(grep -vc '^#' "$rec")" = 12 ]; then
+	if [ "$rc4" = 0 ] && [ "$nk" = "$n1" ] && [ "$keys" = 1 ] && [ "$(grep -vc '^#' "$rec")" = 12 ]; then
 		record bisect_check_another_build_key_builds_again 0
 	else
-		record bisect_check_another_build_key_builds_again 1 "KMAKEFLAGS=V=0 built $nk of $n1, $keys key(s) left in the record"
+		record bisect_check_another_build_key_builds_again 1 "KMAKEFLAGS=V=0 built $nk of $n1, $keys key(s) left in the record, exit $rc4"
 	fi
-	if ! fail_tree=$vt BISECT_FRESH=1 run_bisect && grep -q "failed: " "$b/err" && ! has_line "$vt"; then
+	# Back to the plain key: the victim has a line, which a failure removes.
+	run_bisect; rc4=$?
+	if [ "$rc4" = 0 ] && has_line "$vt" && ! fail_tree=$vt BISECT_FRESH=1 run_bisect &&
+	   grep -q "failed: " "$b/err" && ! has_line "$vt"; then
 		record bisect_check_failure_fails_and_forgets_the_pass 0
 	else
 		record bisect_check_failure_fails_and_forgets_the_pass 1 "$(tail -n 2 "$b/err")"
@@ -441,13 +448,25 @@ test_bisect_record() {
 	else
 		record bisect_check_objtool_warning_fails 1 "$(tail -n 2 "$b/err")"
 	fi
+	if ! warn_many_tree=$vt run_bisect && grep -q "failed: " "$b/err" && ! has_line "$vt"; then
+		record bisect_check_many_warnings_fail 0
+	else
+		record bisect_check_many_warnings_fail 1 "$(tail -n 2 "$b/err")"
+	fi
 	t2=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n 2p)
 	c2=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | sed -n 2p)
-	if lose_tree=$t2 run_bisect &&
-	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again" "$b/err"; then
-		record bisect_check_option_gap_is_reported 0
+	if ! lose_tree=$t2 run_bisect &&
+	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
+		record bisect_check_unlisted_option_gap_fails 0
 	else
-		record bisect_check_option_gap_is_reported 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
+		record bisect_check_unlisted_option_gap_fails 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
+	fi
+	echo "x86_64 CONFIG_KPKEYS $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
+	if lose_tree=$t2 run_bisect &&
+	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, .* \(by design" "$b/err"; then
+		record bisect_check_listed_option_gap_passes 0
+	else
+		record bisect_check_listed_option_gap_passes 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
 	if ! lose_from=$c2 run_bisect &&
 	   grep -q "patch 2 (.*) loses CONFIG_KPKEYS=y, .* no later patch has it again" "$b/err"; then
