@@ -55,7 +55,11 @@ set -uo pipefail
 
 # What counts as a pass.  Bump it when that changes, so that the passes
 # recorded under the old rules are built again.
-BISECT_CRITERIA=3
+BISECT_CRITERIA=4
+
+# build.sh's "configure only" is for the option check below, never for
+# a build that records a pass.
+unset KPKEYS_CONFIG_ONLY
 
 # Kbuild's LLVM= value ("" for gcc); llvm_arg says what is missing.
 llvm=$(llvm_arg "${LLVM:-}") || exit 1
@@ -80,6 +84,10 @@ build_key() {	# build_key <arch>
 	  echo "LLVM=$llvm"
 	  [ -z "${KMAKEFLAGS:-}" ] || echo "KMAKEFLAGS=$KMAKEFLAGS"
 	  [ -z "${C:-}" ] || [ "$C" = 0 ] || echo "C=$C"
+	  # Kbuild's flags from the environment (KCFLAGS=-w hides warnings).
+	  for v in KCFLAGS KCPPFLAGS KAFLAGS KRUSTFLAGS KBUILD_EXTRA_WARN; do
+		[ -z "${!v:-}" ] || echo "$v=${!v}"
+	  done
 	  "$cc" --version | head -n 1
 	  "$ld" --version | head -n 1; } | sha256sum | cut -c1-16
 }
@@ -151,10 +159,10 @@ else
 	# arch tree key date seconds subject
 	END
 fi
-passed_before() {	# passed_before <arch> <rev>: prints the date
+passed_before() {	# passed_before <arch> <rev>: prints "<date> <seconds>"
 	[ -z "$fresh" ] || return 1
 	awk -v a="$1" -v t="${tree_of[$2]}" -v k="${key_of[$1]}" \
-		'$1 == a && $2 == t && $3 == k { d = $4 } END { if (d == "") exit 1; print d }' "$record"
+		'$1 == a && $2 == t && $3 == k { d = $4 " " $5 } END { if (d == "") exit 1; print d }' "$record"
 }
 
 forget() {	# forget <arch> <rev>: removes the line of <rev> for <arch>
@@ -229,15 +237,25 @@ left_out() {	# left_out <log>
 # (a backend patch turns the software-only hardened page tables off until
 # the patch that guards the arch's writers turns them on again); any other
 # gap, and a loss that no later patch undoes, fails.
-gap_listed() {	# gap_listed <arch> <option as requested> <patch number>
+gap_listed() {	# gap_listed <arch> <option as requested> <first patch> <patches>
 	local name subject
 	name=$(echo "$2" | grep -oE 'CONFIG_[A-Za-z0-9_]+' | head -n 1)
 	subject=$(git -C "$src" log -1 --format=%s "${revs[$(($3 - 1))]}")
-	[ -f "$gaps" ] && awk -v a="$1" -v o="$name" -v s="$subject" '
-		/^#/ || NF < 3 { next }
-		{ subj = $0; sub(/^[^ ]+ +[^ ]+ +/, "", subj) }
-		$1 == a && $2 == o && subj == s { found = 1 }
+	[ -f "$gaps" ] && awk -v a="$1" -v o="$name" -v n="$4" -v s="$subject" '
+		/^#/ || NF == 0 { next }
+		{ subj = $0; sub(/^[^ ]+ +[^ ]+ +[^ ]+ +/, "", subj) }
+		$1 == a && $2 == o && $3 == n && subj == s { found = 1 }
 		END { exit !found }' "$gaps"
+}
+
+# Each line of the gaps file: <arch> <option> <patches> <subject>.
+check_gaps() {
+	local bad
+	[ -f "$gaps" ] || return 0
+	bad=$(awk '/^#/ || NF == 0 { next }
+		NF < 4 || $2 !~ /^CONFIG_[A-Za-z0-9_]+$/ || $3 !~ /^[1-9][0-9]*$/ { print FILENAME ":" NR ": " $0 }' "$gaps")
+	[ -z "$bad" ] || die "malformed line(s) in $gaps, expected <arch> <CONFIG_option> <number of patches> <subject of the first patch without it>:
+$bad"
 }
 
 options_stay() {	# options_stay <arch>
@@ -274,7 +292,7 @@ options_stay() {	# options_stay <arch>
 					gap="patches ${gone_at[$o]}-$((j - 1)) build"
 				fi
 				gap+=" without $o, which patch $((${gone_at[$o]} - 1)) has and patch $j has again"
-				if gap_listed "$arch" "$o" "${gone_at[$o]}"; then
+				if gap_listed "$arch" "$o" "${gone_at[$o]}" $((j - ${gone_at[$o]})); then
 					say "bisect-check: $arch: $gap (by design: $gaps)"
 				else
 					say "bisect-check: $arch: $gap, and $gaps does not list it"
@@ -293,6 +311,7 @@ options_stay() {	# options_stay <arch>
 	[ "$bad" = 0 ]
 }
 
+check_gaps
 failed=() built=0 skipped=0 recorded=0 start=$SECONDS
 for arch in "${arches[@]}"; do
 	say "bisect-check: $arch: checking that no patch loses a configuration option"
@@ -322,22 +341,35 @@ for i in "${!revs[@]}"; do
 				record_pass "$arch" "$rev" - "$subject"
 			continue
 		fi
-		if when=$(passed_before "$arch" "$rev"); then
+		# A pass without a build ("-") holds only while the commit
+		# before it passes too.
+		if when=$(passed_before "$arch" "$rev") &&
+		   { [ "${when#* }" != - ] || [ -n "${prev_ok[$arch]:-}" ]; }; then
 			recorded=$((recorded + 1)) prev_ok[$arch]=1
-			say "bisect-check: $((i + 1))/${#revs[@]} $arch: passed on $when: $subject"
+			say "bisect-check: $((i + 1))/${#revs[@]} $arch: passed on ${when% *}: $subject"
 			continue
 		fi
 		say "bisect-check: $((i + 1))/${#revs[@]} $arch: $subject"
 		# Configured afresh: the directory may hold the configuration
 		# of another commit, from an earlier run.  Unchanged options
 		# rebuild nothing.
+		# Objects of a build that did not pass (it failed, was
+		# interrupted, or was never checked) may have printed warnings
+		# that make does not print again while they are up to date:
+		# start such a directory from scratch (ccache replays the
+		# compiler's warnings).
+		if [ -d "$out" ] && [ ! -e "$out/.bisect-passed" ]; then
+			say "bisect-check: $arch: $out holds a build that did not pass; building from scratch"
+			rm -rf "$out"
+		fi
 		mkdir -p "$out"
-		rm -f "$out/.kpkeys-config-inputs"
+		rm -f "$out/.kpkeys-config-inputs" "$out/.bisect-passed"
 		t0=$SECONDS
 		if KPKEYS_O=$out KPKEYS_CONFIG_LENIENT=1 "$build" "$arch" "$wt" > "$out.log" 2>&1 &&
 		   ! build_problems "$out.log" >/dev/null; then
 			built=$((built + 1)) prev_ok[$arch]=1
 			record_pass "$arch" "$rev" "$((SECONDS - t0))" "$subject"
+			touch "$out/.bisect-passed"
 			without[$arch]=$(left_out "$out.log" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' | tr '\n' ' ')
 		else
 			failed+=("$((i + 1)) $arch: $subject")

@@ -377,6 +377,7 @@ test_bisect_record() {
 	#!/bin/sh
 	t=$(git -C "$2" rev-parse HEAD^{tree})
 	if [ -n "${KPKEYS_CONFIG_ONLY:-}" ]; then
+		case " ${lose_trees:-} " in *" $t "*) lose_tree=$t ;; esac
 		if [ "$t" = "${lose_tree:-}" ] || { [ -n "${lose_from:-}" ] &&
 			git -C "$2" merge-base --is-ancestor "$lose_from" HEAD; }; then
 			printf '  requested: CONFIG_KPKEYS=y\n  got:       absent\n' >&2
@@ -384,6 +385,12 @@ test_bisect_record() {
 		exit 0
 	fi
 	echo "$t" >> "$KPKEYS_BUILD/built"
+	# An object compiled once, with a warning, and not again while it is
+	# in the output directory (as make does).
+	if [ "$t" = "${warn_once_tree:-}" ] && [ ! -e "$KPKEYS_O/warned.o" ]; then
+		mkdir -p "$KPKEYS_O" && touch "$KPKEYS_O/warned.o"
+		echo "mm/y.c:1:2: warning: stand-in once" >&2
+	fi
 	[ "$t" != "${warn_tree:-}" ] || echo "vmlinux.o: warning: objtool: stand-in" >&2
 	[ "$t" != "${warn_many_tree:-}" ] ||
 		seq 5000 | sed 's|^|include/linux/kpkeys.h:1:2: warning: stand-in |' >&2
@@ -455,19 +462,41 @@ test_bisect_record() {
 	fi
 	t2=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n 2p)
 	c2=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | sed -n 2p)
+	local again glen lose
 	if ! lose_tree=$t2 run_bisect &&
 	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
 		record bisect_check_unlisted_option_gap_fails 0
 	else
 		record bisect_check_unlisted_option_gap_fails 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
-	echo "x86_64 CONFIG_KPKEYS $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
+	# The gap is patches 2 to again - 1 (a patch that changes no Kconfig
+	# input is not configured on its own).
+	again=$(sed -n 's/.*which patch 1 has and patch \([0-9]*\) has again.*/\1/p' "$b/err" | head -n 1)
+	glen=$((${again:-3} - 2))
+	echo "x86_64 CONFIG_KPKEYS $glen $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
 	if lose_tree=$t2 run_bisect &&
 	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, .* \(by design" "$b/err"; then
 		record bisect_check_listed_option_gap_passes 0
 	else
 		record bisect_check_listed_option_gap_passes 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
+	# The same gap, made longer by a later patch: the listed gap ends
+	# where it ended, so this fails.
+	lose=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n "2,${again:-3}p" | tr '\n' ' ')
+	if [ -n "$again" ] && ! lose_trees=$lose run_bisect &&
+	   grep -qE "without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
+		record bisect_check_longer_listed_gap_fails 0
+	else
+		record bisect_check_longer_listed_gap_fails 1 "gap 2-$((${again:-0} - 1)) listed, lost in 2-${again:-?}: $(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
+	fi
+	# A gaps file line without the gap's length is refused, not ignored.
+	echo "x86_64 CONFIG_KPKEYS $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
+	if ! lose_tree=$t2 run_bisect && grep -q "malformed" "$b/err"; then
+		record bisect_check_malformed_gaps_line_refused 0
+	else
+		record bisect_check_malformed_gaps_line_refused 1 "$(tail -n 2 "$b/err")"
+	fi
+	echo "x86_64 CONFIG_KPKEYS $glen $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
 	if ! lose_from=$c2 run_bisect &&
 	   grep -q "patch 2 (.*) loses CONFIG_KPKEYS=y, .* no later patch has it again" "$b/err"; then
 		record bisect_check_option_lost_for_good_fails 0
@@ -479,6 +508,44 @@ test_bisect_record() {
 		record bisect_check_stand_in_cannot_write_the_record 0
 	else
 		record bisect_check_stand_in_cannot_write_the_record 1 "$(tail -n 1 "$b/err")"
+	fi
+	# A build that fails leaves objects behind whose warnings make will
+	# not print again: the next build in that directory starts from
+	# scratch, and sees the warning.
+	run_bisect
+	if ! warn_once_tree=$vt fail_tree=$vt BISECT_FRESH=1 run_bisect &&
+	   ! warn_once_tree=$vt run_bisect && grep -q "stand-in once" "$b/err" && ! has_line "$vt"; then
+		record bisect_check_rebuilds_after_a_failed_build 0
+	else
+		record bisect_check_rebuilds_after_a_failed_build 1 "a warning of the failed build's objects was not seen again: $(tail -n 2 "$b/err")"
+	fi
+	# What configures only, and Kbuild's flags from the environment, can't
+	# pass a build under the normal key.
+	run_bisect
+	if ! KPKEYS_CONFIG_ONLY=1 warn_tree=$vt BISECT_FRESH=1 run_bisect && grep -q "objtool: stand-in" "$b/err"; then
+		record bisect_check_ignores_config_only_from_the_environment 0
+	else
+		record bisect_check_ignores_config_only_from_the_environment 1 "$(tail -n 2 "$b/err")"
+	fi
+	run_bisect
+	KCFLAGS=-w run_bisect; rc4=$?; nk=$(count)
+	if [ "$rc4" = 0 ] && [ "$nk" = "$n1" ]; then
+		record bisect_check_kbuild_flags_change_the_key 0
+	else
+		record bisect_check_kbuild_flags_change_the_key 1 "KCFLAGS=-w built $nk of $n1, exit $rc4"
+	fi
+	# A pass of a commit that compiles nothing new holds only after a pass
+	# of the commit before it: when that one fails, it is built again.
+	local before_doc
+	before_doc=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD |
+		grep -B1 -x "$doc_tree" | head -n 1)
+	run_bisect
+	awk -v t="$before_doc" '$2 != t' "$rec" > "$rec.new" && mv "$rec.new" "$rec"
+	if [ -n "$before_doc" ] && [ "$(awk -v t="$doc_tree" '$2 == t { print $5 }' "$rec")" = - ] &&
+	   ! fail_tree=$before_doc run_bisect && grep -qx "$doc_tree" "$b/built"; then
+		record bisect_check_skipped_pass_needs_its_parent 0
+	else
+		record bisect_check_skipped_pass_needs_its_parent 1 "the commit after a failed one was not built again: $(tail -n 2 "$b/err")"
 	fi
 	git -C "$tree" worktree remove --force "$b/bisect-tree" 2>/dev/null
 	# The cover letter's summary counts the passes of the current key only.
@@ -493,6 +560,7 @@ test_bisect_record() {
 	    f.write("x86_64 %s K1 2026-12-01 30 a\n" % trees[0])
 	    f.write("x86_64 %s K1 2026-12-02 - b\n" % trees[1])
 	    f.write("x86_64 %s OLD 2026-12-02 40 c\n" % trees[2])
+	    f.write("x86_64 %s K1 2026-12-02 - e\n" % trees[3])
 	    f.write("arm64 %s OLD 2026-12-02 40 d\n" % trees[0])
 	print(tree.bisect_summary(t, rec, {"x86_64": "K1", "arm64": "K2", "powerpc": None}))
 	END
