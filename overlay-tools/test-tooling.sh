@@ -337,13 +337,16 @@ test_series() {
 	else
 		record series_leaves_out_unposted_commits 0
 	fi
+	# One "total:" line per patch: a checkpatch that dies or finds no
+	# patch is not clean.
+	n=$(ls "$out"/0*.patch | grep -vc /0000-cover-letter)
 	errs=$(cd "$tree" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --ignore FILE_PATH_CHANGES \
 		$(ls "$out"/0*.patch | grep -v /0000-cover-letter) 2>/dev/null |
-		awk '/^total: / { e += $2; w += $4 } END { print e + w }')
-	if [ "$errs" = 0 ]; then
+		awk '/^total: / { n++; e += $2; w += $4 } END { print n + 0, e + w }')
+	if [ "$errs" = "$n 0" ]; then
 		record series_checkpatch_strict_clean 0
 	else
-		record series_checkpatch_strict_clean 1 "$errs errors and warnings (make checkpatch)"
+		record series_checkpatch_strict_clean 1 "checkpatch reports (patches, errors and warnings): $errs of $n patches (make checkpatch)"
 	fi
 	for p in "$out"/0*.patch; do
 		case "$p" in */0000-cover-letter.patch) continue ;; esac
