@@ -771,20 +771,10 @@ def bisect_summary(tree, record=None, keys=None):
         pass
     # A pass without a build ("-") holds only after a pass of the patch
     # before it.
-    seconds = {a: {} for a in ARCHES}
-    try:
-        with open(record) as f:
-            for line in f:
-                w = line.split()
-                if len(w) >= 5 and not line.startswith("#") and w[0] in seconds \
-                        and w[2] == keys.get(w[0]):
-                    seconds[w[0]][w[1]] = w[4]
-    except OSError:
-        pass
     for a in ARCHES:
         ok = False
         for t in reversed(trees):
-            if t in passed[a] and seconds[a].get(t) == "-" and not ok:
+            if t in passed[a] and t not in built[a] and not ok:
                 del passed[a][t]
             ok = t in passed[a]
     lines = []
