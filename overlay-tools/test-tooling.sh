@@ -291,6 +291,10 @@ test_build_qemu() {
 	fi
 }
 
+# What only this project's tooling knows: its make targets, scripts,
+# boot labels and its own QEMU.
+series_tooling_re="make (check|test|bisect-check|series|bench)|the project's|kpkeys project|run-qemu|overlay-tools|check\.sh|bench\.py|debug-uefi|guest walker|_guest\.|console judge"
+
 # make series: the posted patches apply with 'git am' to the pristine
 # base (tree.py am-check) and a damaged one is caught, the unposted
 # harness self-test is left out, the series has no checkpatch --strict
@@ -348,6 +352,20 @@ test_series() {
 	else
 		record series_checkpatch_strict_clean 1 "checkpatch reports (patches, errors and warnings): $errs of $n patches (make checkpatch)"
 	fi
+	# Commit messages and the kernel documentation are read by people who
+	# have none of the project's tooling: they cite no make target, script
+	# or configuration of it.
+	bad=$(for p in $(ls "$out"/0*.patch | grep -v /0000-cover-letter); do
+		sed -n '/^Subject: /,/^---$/p' "$p" |
+			grep -nE "$series_tooling_re" | sed "s|^|$(basename "$p"):|"
+	done
+	grep -nE "$series_tooling_re" "$tree"/Documentation/core-api/kpkeys*.rst)
+	if [ -z "$bad" ]; then
+		record series_cites_no_project_tooling 0
+	else
+		record series_cites_no_project_tooling 1 "$(head -n 3 <<<"$bad")"
+	fi
+	bad=""
 	for p in "$out"/0*.patch; do
 		case "$p" in */0000-cover-letter.patch) continue ;; esac
 		n=$(cd "$tree" && ./scripts/get_maintainer.pl --no-git --no-git-fallback "$p" 2>/dev/null |

@@ -31,6 +31,7 @@
 #include <linux/uaccess.h>
 
 #include "kpkeys_test.h"
+#include "kpkeys_test_paths.h"
 
 KPKEYS_GUARD(kpkeys_conf_pgtables, KPKEYS_LVL_PGTABLES);
 
@@ -163,13 +164,15 @@ static void level_encoding_round_trips(struct kunit *test)
 
 /*
  * Setting the level the register already holds changes nothing: no
- * register write, and a saved state whose restore writes nothing either.
+ * register write, and a saved state whose restore writes nothing either;
+ * arch_kpkeys_read_pkey_reg(), which may read a per-CPU copy (x86), then
+ * agrees with the register.
  */
 static void unchanged_level_writes_nothing(struct kunit *test)
 {
 	struct kpkeys_saved saved;
 	unsigned long writes, flags;
-	u64 before, after;
+	u64 before, after, cached;
 
 	conf_hook(test,
 		  "kpkeys_set_level(), kpkeys_restore_pkey_reg(): the \"nothing changed\" path");
@@ -183,9 +186,12 @@ static void unchanged_level_writes_nothing(struct kunit *test)
 	kpkeys_restore_pkey_reg(saved);
 	writes = conf_reg_writes() - writes;
 	after = arch_kpkeys_read_pkey_reg_hw();
+	cached = arch_kpkeys_read_pkey_reg();
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, after, before);
+	KUNIT_EXPECT_EQ_MSG(test, cached, after,
+			    "arch_kpkeys_read_pkey_reg() disagrees with the register");
 
 	KUNIT_EXPECT_EQ(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
 	KUNIT_EXPECT_EQ_MSG(test, writes, 0, "register writes for no change of level");
@@ -402,6 +408,38 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 		kunit_info(test, "this backend does not enforce keys: the default-level store is not judged\n");
 }
 
+/* One path of kpkeys_test_each_tree(): keyed at every level, and enforced. */
+static void conf_path_keyed_and_enforced(struct kunit *test,
+					 const struct kpkeys_test_path *path,
+					 const char *what)
+{
+	kpkeys_test_expect_path_keyed(test, path, what);
+	if (arch_kpkeys_enforced())
+		kpkeys_test_expect_path_enforced(test, path, what);
+}
+
+/*
+ * Every level of a tree, not one page: the tables on the way to a vmalloc
+ * page, a linear-map page and a user page carry the page-table key in the
+ * kernel PTE (or HPTE) that maps them, and a store into each one faults
+ * at the default level.  A page-sized level the arch allocates its own
+ * way (its pgd_alloc(), say) fails here if it misses the key.  Tables
+ * smaller than a page come from kmem caches, which kpkeys does not key:
+ * they are listed in the log, not judged.
+ */
+static void every_table_level_keyed_and_enforced(struct kunit *test)
+{
+	conf_hook(test,
+		  "the arch's pgd_alloc() and p?d_alloc_one(), through pagetable_alloc() and set_memory_pkey()");
+	require_register(test);
+	if (!kpkeys_hardened_pgtables_enabled())
+		kunit_skip(test, "hardened page tables are off (see the boot log)");
+
+	kpkeys_test_each_tree(test, conf_path_keyed_and_enforced);
+	if (!arch_kpkeys_enforced())
+		kunit_info(test, "this backend does not enforce keys: the default-level stores are not judged\n");
+}
+
 struct conf_irq_probe {
 	struct hrtimer timer;
 	struct task_struct *task;
@@ -507,14 +545,24 @@ static void unmanaged_bits_survive_an_interrupt(struct kunit *test)
  */
 static struct {
 	struct task_struct *task;
+	bool armed;
 	bool seen;
 	u64 reg;
 } conf_warn_probe;
 
+/*
+ * This WARN's own line (it names the function that warns), written while
+ * @armed, by the task that warns, from task context: what the console
+ * writes late, in a later printk() of the same task outside the trap, or
+ * early, another CPU's WARNING flushed by the printk() that precedes the
+ * trap on arm64 and powerpc (still at the page-table level), or from an
+ * interrupt, says nothing about the trap handler.
+ */
 static void conf_warn_probe_write(struct console *con, const char *s, unsigned int n)
 {
-	if (READ_ONCE(conf_warn_probe.task) != current || conf_warn_probe.seen ||
-	    !strnstr(s, "WARNING: ", n))
+	if (READ_ONCE(conf_warn_probe.task) != current || !READ_ONCE(conf_warn_probe.armed) ||
+	    !in_task() || conf_warn_probe.seen || !strnstr(s, "WARNING: ", n) ||
+	    !strnstr(s, "exception_runs_at_default", n))
 		return;
 	conf_warn_probe.reg = hw_managed();
 	conf_warn_probe.seen = true;
@@ -543,7 +591,9 @@ static void exception_runs_at_default(struct kunit *test)
 	for (try = 0; try < 3 && !conf_warn_probe.seen; try++) {
 		pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
 		scoped_guard(kpkeys_conf_pgtables) {
+			WRITE_ONCE(conf_warn_probe.armed, true);
 			WARN(1, "kpkeys_conformance: a WARN at the page-table level\n");
+			WRITE_ONCE(conf_warn_probe.armed, false);
 			after = hw_managed();
 		}
 	}
@@ -552,7 +602,7 @@ static void exception_runs_at_default(struct kunit *test)
 
 	if (!conf_warn_probe.seen)
 		kunit_skip(test,
-			   "the WARNING line was printed from another context three times (another CPU flushed the console)");
+			   "this WARN's WARNING line was not written from its trap three times (another CPU flushed the console, or no kallsyms to name the function)");
 	KUNIT_EXPECT_EQ_MSG(test, conf_warn_probe.reg,
 			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
 			    "the trap handler ran at the level of the code that warned");
@@ -788,6 +838,7 @@ static struct kunit_case kpkeys_conformance_cases[] = {
 	KUNIT_CASE(unmanaged_bits_survive_an_interrupt),
 	KUNIT_CASE(unmanaged_bits_survive_a_context_switch),
 	KUNIT_CASE(pgtable_page_keyed_and_enforced),
+	KUNIT_CASE(every_table_level_keyed_and_enforced),
 	KUNIT_CASE(interrupt_runs_at_default),
 	KUNIT_CASE(exception_runs_at_default),
 	KUNIT_CASE(sleeping_task_keeps_its_level),
