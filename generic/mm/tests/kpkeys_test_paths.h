@@ -192,7 +192,7 @@ static inline void kpkeys_test_expect_path_enforced(struct kunit *test,
 			atomic64_add(0, (atomic64_t *)path->entry[i]);
 		checked++;
 	}
-	kunit_info(test, "%s: %d of %d levels checked (not those from a kmem cache)\n",
+	kunit_info(test, "%s: %d of %d levels keyed, stored into at the page-table level\n",
 		   what, checked, path->nr);
 }
 
