@@ -355,12 +355,21 @@ test_series() {
 	# Commit messages and the kernel documentation are read by people who
 	# have none of the project's tooling: they cite no make target, script
 	# or configuration of it.
+	# It must see every message and both documents, and its pattern must
+	# match what it is for: else it would pass on nothing.
+	n=$(ls "$out"/0*.patch | grep -vc /0000-cover-letter)
 	bad=$(for p in $(ls "$out"/0*.patch | grep -v /0000-cover-letter); do
 		sed -n '/^Subject: /,/^---$/p' "$p" |
 			grep -nE "$series_tooling_re" | sed "s|^|$(basename "$p"):|"
 	done
-	grep -nE "$series_tooling_re" "$tree"/Documentation/core-api/kpkeys*.rst)
-	if [ -z "$bad" ]; then
+	grep -nE "$series_tooling_re" "$tree"/Documentation/core-api/kpkeys.rst \
+		"$tree"/Documentation/core-api/kpkeys-porting.rst
+	[ $? -le 1 ] || echo "grep failed on the documents"
+	[ "$(cat "$out"/0*.patch | grep -c '^Subject: ')" = "$((n + 1))" ] ||
+		echo "not one Subject: line per patch in $out"
+	echo "Test: the x86_64 boot of make check" | grep -qE "$series_tooling_re" ||
+		echo "the pattern misses 'make check'")
+	if [ "$n" -gt 0 ] && [ -z "$bad" ]; then
 		record series_cites_no_project_tooling 0
 	else
 		record series_cites_no_project_tooling 1 "$(head -n 3 <<<"$bad")"

@@ -24,6 +24,7 @@
 #include <linux/kpkeys_entry.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/panic.h>
 #include <linux/pgtable.h>
 #include <linux/sched/task.h>
 #include <linux/set_memory.h>
@@ -583,8 +584,12 @@ static void exception_runs_at_default(struct kunit *test)
 	conf_hook(test,
 		  "kpkeys_irqentry_enter() from the arch's trap entry (x86 handle_bug(), arm64 arm64_enter_el1_dbg(), powerpc irqentry_enter())");
 	require_register(test);
+	if (panic_on_warn)
+		kunit_skip(test, "panic_on_warn is set: the WARN would panic");
 
 	conf_warn_probe.seen = false;
+	/* unregister_console() clears it: a second run (debugfs) needs it again. */
+	conf_warn_console.flags = CON_ENABLED;
 	register_console(&conf_warn_console);
 	WRITE_ONCE(conf_warn_probe.task, current);
 	/* Another CPU may print the line: try again, up to three times. */
