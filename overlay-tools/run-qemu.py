@@ -67,6 +67,13 @@ FATAL = [
 # "WARNING: CPU: 0 PID: 1 at mm/x.c:42 f+0x1/0x2" (before 6.19) and
 # "WARNING: mm/x.c:42 at f+0x1/0x2, CPU#0: comm/1" (7.3).
 WARNING_RE = re.compile(r"WARNING: (?:.* at )?(\S+?):(\d+)\b")
+# A page table that hardened page tables left writable at the default
+# level fails any boot, whatever its configuration or mode: the walker's
+# reports (the enable-time keying walk and debugfs kpkeys/walk) and a
+# boot-time keying that left tables unkeyed.
+UNKEYED_RE = re.compile(r"kpkeys: walk: .* (is not keyed|but key -?\d+ in its linear-map PTE)"
+                        r"|kpkeys: hardened page tables: keyed \d+ boot page-table pages "
+                        r"\([1-9]\d* unkeyed")
 # kpkeys' software checker (CONFIG_KPKEYS_CHECK); a test that provokes a
 # report on purpose gets it marked, and only those are allowed.
 KPKEYS_CHECK_RE = re.compile(r"^(\[[ \d.]+\] )?kpkeys_check: ")
@@ -226,6 +233,8 @@ def find_problems(lines, own_files):
                 else:
                     problems.append("%s: %s" % (what, line.strip()))
                 break
+        if UNKEYED_RE.search(line):
+            problems.append("unkeyed page table: %s" % line.strip())
         if KPKEYS_CHECK_RE.search(line) and KPKEYS_CHECK_EXPECTED not in line:
             problems.append("kpkeys checker report: %s" % line.strip())
         m = WARNING_RE.search(line)

@@ -211,6 +211,30 @@ class JudgeTest(unittest.TestCase):
                                  "expected 1 (expected by a test)")
         self.assertEqual(problems, [])
 
+    def test_unkeyed_table_reported_by_the_walker_is_a_problem(self):
+        for line in ("[    9.0] kpkeys: walk: kernel page-table page pfn 0x68d "
+                     "(pmd level) is not keyed",
+                     "[    9.0] kpkeys: walk: user page-table page pfn 0x1234 "
+                     "(pte level): PT_kpkeys set but key 0 in its linear-map PTE",
+                     "[    0.5] kpkeys: hardened page tables: keyed 80 boot "
+                     "page-table pages (2 unkeyed, 0 from kmem caches), pool 60 pages"):
+            problems, _ = self.judge(line)
+            self.assertTrue(problems, line)
+            self.assertIn("unkeyed page table", problems[0])
+
+    def test_unkeyed_table_is_a_problem_even_inside_an_expected_oops(self):
+        problems, _ = self.judge("kpkeys-test: the next oops is expected (LKDTM X)",
+                                 "[    9.0] kpkeys: walk: kernel page-table page "
+                                 "pfn 0x68d (pmd level) is not keyed",
+                                 "kpkeys-test: the expected oops is over")
+        self.assertTrue(problems)
+
+    def test_boot_keying_with_nothing_unkeyed_is_fine(self):
+        problems, _ = self.judge("[    0.5] kpkeys: hardened page tables: keyed 80 "
+                                 "boot page-table pages (0 unkeyed, 0 from kmem "
+                                 "caches), pool 60 pages")
+        self.assertEqual(problems, [])
+
     def test_kunit_suite_summary_is_not_a_report(self):
         problems, _ = self.judge("[    0.8] # kpkeys_check: pass:5 fail:0 skip:0 total:5")
         self.assertEqual(problems, [])

@@ -184,6 +184,31 @@ static char *map_huge(void)
 	return huge;
 }
 
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB	0x40000
+#endif
+
+/*
+ * hugetlb pages, where the kernel has them: allocating them remaps their
+ * vmemmap (hugetlb vmemmap optimisation splits its PMD mappings into new
+ * kernel PTE tables), and freeing them restores it.  Best effort: a kernel
+ * without hugetlb, or with another huge page size, only skips the mapping.
+ */
+static void hugetlb_churn(void)
+{
+	char *p;
+
+	if (write_file("/proc/sys/vm/nr_hugepages", "4"))
+		return;
+	p = mmap(NULL, HUGE_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p != MAP_FAILED) {
+		memset(p, 5, HUGE_LEN);
+		munmap(p, HUGE_LEN);
+	}
+	write_file("/proc/sys/vm/nr_hugepages", "0");
+}
+
 static int test_pgtable_workload(const char **reason)
 {
 	int i, status;
@@ -220,6 +245,7 @@ static int test_pgtable_workload(const char **reason)
 	/* Partial munmap of the THP region splits its PMD. */
 	munmap(huge + 4096, 4096);
 	munmap(huge, HUGE_LEN);
+	hugetlb_churn();
 	if (churn()) {
 		*reason = "mmap/mprotect/munmap churn failed";
 		return -1;
@@ -227,7 +253,11 @@ static int test_pgtable_workload(const char **reason)
 	return 0;
 }
 
-static int test_walker_finds_no_unkeyed_tables(const char **reason)
+/*
+ * Walk every page table of the system (debugfs kpkeys/walk) with a second
+ * process alive: any table that is not keyed fails.
+ */
+static int walk_finds_no_unkeyed_tables(const char **reason)
 {
 	static char walk[512];
 	int fds[2], status;
@@ -279,6 +309,22 @@ static int test_walker_finds_no_unkeyed_tables(const char **reason)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Before the workload: the tables built at boot after hardened page
+ * tables were enabled (initcalls, drivers mapping device memory with
+ * memremap_pages(), hugetlb, KFENCE) are keyed.
+ */
+static int test_walker_finds_no_unkeyed_tables_after_boot(const char **reason)
+{
+	return walk_finds_no_unkeyed_tables(reason);
+}
+
+/* After pgtable_workload: every table it created is keyed too. */
+static int test_walker_finds_no_unkeyed_tables(const char **reason)
+{
+	return walk_finds_no_unkeyed_tables(reason);
 }
 
 static int test_stats_count_pgtable_work(const char **reason)
@@ -538,6 +584,8 @@ static int test_kuep_blocks_user_exec(const char **reason)
 }
 
 static const struct guest_test pgtables_tests[] = {
+	{ "walker_finds_no_unkeyed_tables_after_boot",
+	  test_walker_finds_no_unkeyed_tables_after_boot },
 	{ "pgtable_workload", test_pgtable_workload },
 	{ "walker_finds_no_unkeyed_tables", test_walker_finds_no_unkeyed_tables },
 	{ "stats_count_pgtable_work", test_stats_count_pgtable_work },
