@@ -22,6 +22,7 @@
  *                                           (self-test of the host runner)
  */
 #include <linux/mount.h>
+#include <asm/ioctls.h>
 
 #include "guest.h"
 
@@ -1130,6 +1131,11 @@ int main(void)
 	}
 	printf("kpkeys-init: done\n");
 	fflush(stdout);
+	/*
+	 * Wait until the console has sent it all (tcdrain()): reboot() does
+	 * not, and the last lines, the done line among them, could be lost.
+	 */
+	ioctl(1, TCSBRK, 1);
 	reboot(RB_AUTOBOOT);
 	return 0;
 }
