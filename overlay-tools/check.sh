@@ -203,12 +203,21 @@ for mode in ${KPKEYS_MODES-nobatch off bogus}; do
 	*)
 		line="kpkeys_hardened_pgtables=$mode: invalid value, valid values are on, nobatch and off; keeping on" ;;
 	esac
-	extra=()
+	extra=() params="kpkeys_hardened_pgtables=$mode"
+	saved_expect=("${expect[@]}")
 	# powerpc keeps its large linear-map pages when the feature is off.
 	[ "$arch" = powerpc ] && [ "$mode" = off ] &&
 		extra=(--expect-line "kpkeys: linear map: large pages, page-table pages cannot be keyed (kpkeys_hardened_pgtables=off)")
-	boot "$label+$mode" "kpkeys_hardened_pgtables=$mode" \
+	# x86_64 and arm64 emulate two NUMA nodes in the nobatch boot: node
+	# setup, per-node memory maps and page tables of a second node.
+	if [ "$mode" = nobatch ] && [ "$arch" != powerpc ]; then
+		params+=" numa=fake=2"
+		expect=()
+		[ -z "${ICOUNT:-}" ] && expect+=(--expect-line "smp: Brought up 2 nodes, 2 CPUs")
+	fi
+	boot "$label+$mode" "$params" \
 		--expect-line "$line" "${extra[@]}" || rc=1
+	expect=("${saved_expect[@]}")
 done
 
 # powerpc under the radix MMU (disable_radix=no undoes the runner's

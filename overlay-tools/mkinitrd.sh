@@ -104,6 +104,12 @@ done
 vmtest=$out/lib/test_vmalloc.ko
 [ -f "$vmtest" ] || die "$vmtest missing: the configuration must have CONFIG_TEST_VMALLOC=m"
 cp "$vmtest" "$stage/lib/"
+# The guest maps device memory with the HMM test driver, and unmaps it.
+if grep -q '^CONFIG_TEST_HMM=m' "$out/.config"; then
+	hmm=$out/lib/test_hmm.ko
+	[ -f "$hmm" ] || die "$hmm missing: the kernel was configured with CONFIG_TEST_HMM=m but the module is not built"
+	cp "$hmm" "$stage/lib/"
+fi
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --owner=0:0) |
 	gzip -9 > "$out/initrd.gz"
 say "$arch: $out/initrd.gz"

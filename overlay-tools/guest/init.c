@@ -192,20 +192,31 @@ static char *map_huge(void)
 /*
  * hugetlb pages, where the kernel has them: allocating them remaps their
  * vmemmap (hugetlb vmemmap optimisation splits its PMD mappings into new
- * kernel PTE tables), and freeing them restores it.  Best effort: a kernel
- * without hugetlb, or with another huge page size, only skips the mapping.
+ * kernel PTE tables), and freeing them restores it.  A kernel without
+ * hugetlb skips it; one whose pages cannot be allocated says so.
  */
 static void hugetlb_churn(void)
 {
-	char *p;
+	static char meminfo[4096];
+	unsigned long len;
+	char *p, *size;
 
-	if (write_file("/proc/sys/vm/nr_hugepages", "4"))
+	if (read_file("/proc/meminfo", meminfo, sizeof(meminfo)) < 0)
 		return;
-	p = mmap(NULL, HUGE_LEN, PROT_READ | PROT_WRITE,
+	size = strstr(meminfo, "Hugepagesize:");
+	if (!size || write_file("/proc/sys/vm/nr_hugepages", "2"))
+		return;
+	size += strlen("Hugepagesize:");
+	while (*size == ' ')
+		size++;
+	len = atol(size) * 1024UL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (p != MAP_FAILED) {
-		memset(p, 5, HUGE_LEN);
-		munmap(p, HUGE_LEN);
+		memset(p, 5, len);
+		munmap(p, len);
+	} else {
+		printf("    # hugetlb: no %lu kB page could be mapped\n", len >> 10);
 	}
 	write_file("/proc/sys/vm/nr_hugepages", "0");
 }
@@ -258,7 +269,7 @@ static int test_pgtable_workload(const char **reason)
  * Walk every page table of the system (debugfs kpkeys/walk) with a second
  * process alive: any table that is not keyed fails.
  */
-static int walk_finds_no_unkeyed_tables(const char **reason)
+static int walk_tables(const char **reason, long *kernel_tables)
 {
 	static char walk[512];
 	int fds[2], status;
@@ -307,6 +318,80 @@ static int walk_finds_no_unkeyed_tables(const char **reason)
 	}
 	if (ku || uu) {
 		*reason = "unkeyed page-table pages (listed in the kernel log)";
+		return -1;
+	}
+	if (kernel_tables)
+		*kernel_tables = kt;
+	return 0;
+}
+
+static int walk_finds_no_unkeyed_tables(const char **reason)
+{
+	return walk_tables(reason, NULL);
+}
+
+/*
+ * The HMM test driver maps 512 MiB of device-private memory with
+ * memremap_pages() when it loads and unmaps it when it is removed: the
+ * vmemmap of that memory gets kernel page tables built, and freed, after
+ * hardened page tables are enabled.  /init loads it before the tests.
+ */
+#define TEST_HMM_KO	"/lib/test_hmm.ko"
+static int test_hmm_loaded;
+
+static int load_test_hmm(void)
+{
+	int fd = open(TEST_HMM_KO, O_RDONLY), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = syscall(__NR_finit_module, fd, "", 0);
+	close(fd);
+	return ret;
+}
+
+static int test_device_memory_tables_keyed_and_freed(const char **reason)
+{
+	long mapped, unmapped, remapped;
+	static char msg[160];
+	int ret;
+
+	if (pgtables_skip(reason))
+		return 1;
+	if (access(TEST_HMM_KO, R_OK)) {
+		*reason = "no " TEST_HMM_KO ": the kernel has no CONFIG_TEST_HMM=m";
+		return 1;
+	}
+	if (!test_hmm_loaded) {
+		*reason = "loading " TEST_HMM_KO " at boot failed";
+		return -1;
+	}
+	ret = walk_tables(reason, &mapped);
+	if (ret)
+		return ret;
+	if (syscall(__NR_delete_module, "test_hmm", O_NONBLOCK)) {
+		*reason = "removing test_hmm failed";
+		return -1;
+	}
+	test_hmm_loaded = 0;
+	ret = walk_tables(reason, &unmapped);
+	if (ret)
+		return ret;
+	if (load_test_hmm()) {
+		*reason = "loading " TEST_HMM_KO " again failed";
+		return -1;
+	}
+	test_hmm_loaded = 1;
+	ret = walk_tables(reason, &remapped);
+	if (ret)
+		return ret;
+	printf("    # kernel page tables: %ld with device memory mapped, %ld unmapped, %ld mapped again\n",
+	       mapped, unmapped, remapped);
+	if (unmapped >= mapped || remapped <= unmapped) {
+		snprintf(msg, sizeof(msg),
+			 "the vmemmap of device memory built or freed no page table (%ld, %ld, %ld)",
+			 mapped, unmapped, remapped);
+		*reason = msg;
 		return -1;
 	}
 	return 0;
@@ -587,6 +672,8 @@ static int test_kuep_blocks_user_exec(const char **reason)
 static const struct guest_test pgtables_tests[] = {
 	{ "walker_finds_no_unkeyed_tables_after_boot",
 	  test_walker_finds_no_unkeyed_tables_after_boot },
+	{ "device_memory_tables_keyed_and_freed",
+	  test_device_memory_tables_keyed_and_freed },
 	{ "pgtable_workload", test_pgtable_workload },
 	{ "walker_finds_no_unkeyed_tables", test_walker_finds_no_unkeyed_tables },
 	{ "stats_count_pgtable_work", test_stats_count_pgtable_work },
@@ -1111,6 +1198,14 @@ int main(void)
 		printf("kpkeys-init: provoking LKDTM %s\n", provoke);
 		if (write_file("/sys/kernel/debug/provoke-crash/DIRECT", provoke))
 			printf("kpkeys-init: cannot trigger LKDTM %s\n", provoke);
+	}
+
+	/* Device memory mapped from the start (the HMM test driver). */
+	if (!access(TEST_HMM_KO, R_OK)) {
+		test_hmm_loaded = !load_test_hmm();
+		if (!test_hmm_loaded)
+			printf("kpkeys-init: cannot load %s (errno %d)\n",
+			       TEST_HMM_KO, errno);
 	}
 
 	run_suite("kpkeys_guest_harness", guest_tests,
