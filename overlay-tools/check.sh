@@ -28,7 +28,8 @@ check_arch "$arch"
 case "$arch" in
 arm64|powerpc)
 	if [ -z "${KPKEYS_QEMU_BINDIR:-}" ]; then
-		KPKEYS_QEMU_BINDIR=$("$KPKEYS_REPO/overlay-tools/build-qemu.sh") ||
+		KPKEYS_QEMU_BINDIR=$("$KPKEYS_REPO/overlay-tools/alive.sh" "the project's QEMU (built once per machine)" -- \
+			"$KPKEYS_REPO/overlay-tools/build-qemu.sh") ||
 			die "$arch boots the project's QEMU, and it could not be built (see above)"
 		export KPKEYS_QEMU_BINDIR
 	fi
@@ -40,7 +41,8 @@ label=$arch${llvm:+-llvm}
 results=$KPKEYS_BUILD/results
 mkdir -p "$results"
 
-"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src"
+"$KPKEYS_REPO/overlay-tools/alive.sh" "$arch: building the test kernel in ${out#$KPKEYS_REPO/}" -- \
+	"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src"
 "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$out"
 
 # Kernel paths this project adds or changes: a WARNING raised in one of
@@ -296,7 +298,8 @@ esac
 if [ ${#prodhw[@]} -gt 0 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	prod=$out-prod
 	say "$arch: building the production kernel (no CONFIG_KPKEYS_CHECK) in $prod"
-	if KPKEYS_O=$prod "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
+	if KPKEYS_O=$prod "$KPKEYS_REPO/overlay-tools/alive.sh" "$arch: production kernel" -- \
+		"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
 		"$KPKEYS_REPO/overlay-tools/configs/bench-prod.config" &&
 	   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$prod" &&
 	   git -C "$src" diff --name-only kpkeys-base HEAD > "$prod/project-files"; then
@@ -329,8 +332,8 @@ ovmf=/usr/share/ovmf/OVMF.fd
 # Fault injection from the command line: the first 3 allocations that
 # fail_page_alloc may fail (non-reclaiming, order >= 1), and every fifth
 # keying of a pool refill (the pool retries; no page may stay keyed):
-# every fifth, not a 20% chance, which once injected nothing in a boot and
-# failed it (session 11).
+# every fifth, not a 20% chance, which can inject nothing in a boot and
+# so fail it.
 debug_faults="fail_page_alloc=1,100,0,3 fail_kpkeys_pool=5,100,0,-1"
 # Lockdep makes the boot several times slower under TCG.
 debug_timeout=$((2 * ${QEMU_TIMEOUT:-300}))
@@ -341,7 +344,8 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		rc=1
 	else
 		say "$arch: building the debug kernel (UEFI, lockdep, fault injection) in $dbg"
-		if KPKEYS_O=$dbg "$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
+		if KPKEYS_O=$dbg "$KPKEYS_REPO/overlay-tools/alive.sh" "$arch: debug kernel" -- \
+			"$KPKEYS_REPO/overlay-tools/build.sh" "$arch" "$src" \
 			"$KPKEYS_REPO/overlay-tools/configs/x86_64-debug.config" &&
 		   "$KPKEYS_REPO/overlay-tools/mkinitrd.sh" "$arch" "$src" "$dbg" &&
 		   git -C "$src" diff --name-only kpkeys-base HEAD > "$dbg/project-files"; then

@@ -3,8 +3,9 @@
 #
 # Install the Debian packages the kpkeys build, test and benchmark jobs need.
 # Idempotent: packages already present are not touched, and nothing is done
-# when everything is there.  QEMU 10.0 comes from bookworm-backports, which is
-# added as a separate source list the first time.
+# when everything is there.  QEMU 10.0 comes from bookworm-backports: when a
+# package from it is missing and no apt source lists that suite, one is
+# added in its own file ($bp_list below), after saying which and why.
 set -euo pipefail
 
 usage() {
@@ -42,6 +43,7 @@ base_pkgs=(make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio rsync
 bp_pkgs=(qemu-system-x86 qemu-system-arm qemu-system-ppc qemu-system-data
 	 meson python3-pycotap)
 bp_list=/etc/apt/sources.list.d/kpkeys-bookworm-backports.list
+bp_line="deb http://deb.debian.org/debian bookworm-backports main"
 
 missing() {
 	local p
@@ -61,12 +63,26 @@ need_base=$(missing "${base_pkgs[@]}")
 need_bp=$(missing "${bp_pkgs[@]}")
 qemu_is_new || need_bp="${bp_pkgs[*]}"
 
+# An apt source that lists bookworm-backports, if there is one.
+bp_source() {
+	local f
+	for f in "$bp_list" /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+		 /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && grep -qs '^[^#]*bookworm-backports' "$f" && { echo "$f"; return 0; }
+	done
+	return 1
+}
+bp_why="Debian bookworm's own QEMU is 7.2 and its meson 1.0; the project needs QEMU 10.0 (powernv icount, the x86_64 guests, the firmware of the others) and meson >= 1.5 and python3-pycotap to build its own QEMU"
+
 if [ -z "$need_base" ] && [ -z "$need_bp" ]; then
-	echo "deps: all packages present"
+	echo "deps: all packages present (no apt source added, nothing installed)"
 	exit 0
 fi
 if [ "$check_only" = 1 ]; then
 	echo "deps: missing:" $need_base $need_bp
+	if [ -n "$need_bp" ] && ! bp_source >/dev/null; then
+		echo "deps: installing them would add the apt source '$bp_line' ($bp_list): $bp_why"
+	fi
 	exit 1
 fi
 
@@ -78,11 +94,16 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt_opts=(-y -q --no-install-recommends -o Dpkg::Use-Pty=0)
 
-if [ ! -f "$bp_list" ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	echo "deps: adding bookworm-backports source ($bp_list) for QEMU 10.0 and clang-19"
-	echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee "$bp_list" >/dev/null
+if [ -z "$need_bp" ]; then
+	echo "deps: every package needed comes from bookworm itself: no apt source added"
+elif src=$(bp_source); then
+	echo "deps: bookworm-backports is already an apt source ($src): no apt source added"
+else
+	echo "deps: adding the apt source '$bp_line' in $bp_list: $bp_why."
+	echo "deps: from it (apt prefers bookworm's own packages otherwise):" $need_bp
+	echo "$bp_line" | $SUDO tee "$bp_list" >/dev/null
 fi
-echo "deps: apt-get update"
+echo "deps: apt-get update (the index of every configured apt source)"
 $SUDO apt-get -q update -o Dpkg::Use-Pty=0 >/dev/null
 if [ -n "$need_base" ]; then
 	echo "deps: installing" $need_base

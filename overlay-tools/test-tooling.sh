@@ -112,13 +112,92 @@ test_wrong_version_refused() {
 	fi
 }
 
-test_bad_arch_refused() {
-	local out
-	out=$(make -s -C "$KPKEYS_REPO" build ARCH=sparc64 2>&1)
-	if [ $? -ne 0 ] && grep -q "unsupported ARCH 'sparc64'" <<<"$out"; then
+# Bad variable values are refused while make reads the Makefile
+# (overlay-tools/check-vars.sh): an error that names the variable, its
+# value and what is accepted, and nothing run, no package step (stand-ins
+# for apt-get, sudo and dpkg-query log any call) and no download.  Good
+# values and a variable the target does not read pass; every target of
+# the Makefile is in check-vars.sh's table.
+test_bad_variables_refused() {
+	local stubs=$work/stubs log=$work/stubs.log out rc c t v bad="" targets
+	mkdir -p "$stubs"
+	for c in apt-get apt sudo dpkg-query dpkg-deb; do
+		printf '#!/bin/sh\necho "%s $*" >> "%s"\nexit 1\n' "$c" "$log" > "$stubs/$c"
+		chmod +x "$stubs/$c"
+	done
+	: > "$log"
+	out=$(PATH=$stubs:$PATH make -s -C "$KPKEYS_REPO" build ARCH=sparc64 2>&1)
+	if [ $? -ne 0 ] && grep -qF "ARCH='sparc64'" <<<"$out" && [ ! -s "$log" ]; then
 		record unsupported_arch_is_refused 0
 	else
-		record unsupported_arch_is_refused 1 "$out"
+		record unsupported_arch_is_refused 1 "$out$(sed 's/^/ ran: /' "$log")"
+	fi
+	for c in "check ARCH=sparc64" "sparse ARCH=ppc" "kunit ARCH=" "check LLVM=yes" \
+		"check LLVM=/usr/lib/llvm-19/bin/" "check-all C=3" "check ICOUNT=0" \
+		"check QEMU_TIMEOUT=5m" "check KPKEYS_MODES=on" "check KPKEYS_MODES=a/b" \
+		"test QEMU_CPU=max;pks" "bisect-check BISECT_ARCHES=sparc64" \
+		"bisect-check BISECT_COMMITS=3" "bisect-check BISECT_FRESH=0" \
+		"bisect-check BISECT_GAPS=$work/no-such-gaps" "series SIGNOFF=nobody" \
+		"am-check BENCH_REPORT=$work/no-such-report.md" "tree KPKEYS_CACHE=relative/dir" \
+		"test KPKEYS_QEMU_JOBS=0" "check KPKEYS_QEMU_SOURCE=http://mirror" \
+		"build KPKEYS_O=/tmp/elsewhere" "test-llvm KPKEYS_QEMU_BINDIR=$work/no-such-dir"; do
+		t=${c%% *} v=${c#* }
+		: > "$log"
+		out=$(PATH=$stubs:$PATH make -s -C "$KPKEYS_REPO" "$t" "$v" 2>&1)
+		rc=$?
+		if [ "$rc" = 0 ] || ! grep -qF "${v%%=*}='${v#*=}'" <<<"$out" ||
+		   ! grep -q "accepted\|Linux 7.3" <<<"$out" || [ -s "$log" ]; then
+			bad+="; make $c: exit $rc, $(head -n 1 <<<"$out")$(sed 's/^/, ran: /' "$log" | head -n 1)"
+		fi
+	done
+	: > "$log"
+	out=$(ARCH=x86 PATH=$stubs:$PATH make -s -C "$KPKEYS_REPO" check 2>&1)
+	grep -qF "ARCH='x86' (from the environment)" <<<"$out" && [ ! -s "$log" ] ||
+		bad+="; ARCH=x86 in the environment: $(head -n 1 <<<"$out")"
+	out=$(ARCH=x86 make -n -s -C "$KPKEYS_REPO" check-all LLVM=1 ICOUNT=1 QEMU_TIMEOUT=600 \
+		KPKEYS_MODES="nobatch off bogus" SIGNOFF="A Name <a@example.org>" 2>&1) ||
+		bad+="; good values refused: $(head -n 2 <<<"$out" | tr '\n' ' ')"
+	if [ -z "$bad" ]; then
+		record bad_variable_values_refused_before_anything_runs 0
+	else
+		record bad_variable_values_refused_before_anything_runs 1 "${bad#; }"
+	fi
+	targets=$(sed -n '/^\.PHONY:/,/[^\\]$/p' "$KPKEYS_REPO/Makefile" | tr -d '\\' |
+		sed 's/^\.PHONY://' | tr ' \t' '\n\n' | grep . | sort -u)
+	bad=$(comm -23 <(echo "$targets") <("$KPKEYS_REPO/overlay-tools/check-vars.sh" --targets))
+	if [ -n "$targets" ] && [ -z "$bad" ]; then
+		record every_target_has_its_variables_checked 0
+	else
+		record every_target_has_its_variables_checked 1 "not in check-vars.sh's table: ${bad:-no .PHONY targets found}"
+	fi
+}
+
+# What the project ships speaks of the software only, and the README is
+# short (overlay-tools/check-wording.py, which runs on its own too): its
+# own tests first, so that a check that can no longer fail does not pass.
+test_wording() {
+	local out
+	if python3 "$KPKEYS_REPO/overlay-tools/test_check_wording.py" >"$work/wording.out" 2>&1; then
+		record wording_check_catches_what_it_is_for 0
+	else
+		record wording_check_catches_what_it_is_for 1 "$(tail -n 5 "$work/wording.out")"
+	fi
+	out=$(python3 "$KPKEYS_REPO/overlay-tools/check-wording.py" 2>&1)
+	if [ $? -eq 0 ]; then
+		record wording_speaks_of_the_software_only 0
+	else
+		record wording_speaks_of_the_software_only 1 "$(head -n 10 <<<"$out")"
+	fi
+}
+
+# The measured results are generated: results/measured.md and README.md's
+# block are what the records give, the same records give the same files,
+# and timed.sh and alive.sh record and report what they should.
+test_results() {
+	if python3 "$KPKEYS_REPO/overlay-tools/test_results.py" >"$work/results.out" 2>&1; then
+		record results_are_generated_from_the_records 0
+	else
+		record results_are_generated_from_the_records 1 "$(tail -n 8 "$work/results.out")"
 	fi
 }
 
@@ -174,7 +253,7 @@ test_bench() {
 		record bench_statistics_and_report 1 "$(tail -n 5 "$work/bench.out")"
 	fi
 	out=$(make -s -C "$KPKEYS_REPO" bench BENCH=slow 2>&1)
-	if [ $? -ne 0 ] && grep -q "BENCH=slow: the only value is 'quick'" <<<"$out"; then
+	if [ $? -ne 0 ] && grep -q "BENCH='slow': not a row set" <<<"$out"; then
 		record bench_bad_mode_is_refused 0
 	else
 		record bench_bad_mode_is_refused 1 "$out"
@@ -195,7 +274,7 @@ test_bench() {
 test_sparse() {
 	local out new base log=$work/sparse.out cache=$work/sparse-cache
 	out=$(make -s -C "$KPKEYS_REPO" sparse ARCH=sparc64 2>&1)
-	if [ $? -ne 0 ] && grep -q "unsupported ARCH 'sparc64'" <<<"$out"; then
+	if [ $? -ne 0 ] && grep -qF "ARCH='sparc64'" <<<"$out"; then
 		record sparse_bad_arch_is_refused 0
 	else
 		record sparse_bad_arch_is_refused 1 "$out"
@@ -643,7 +722,9 @@ test_docs() {
 	fi
 }
 
-test_bad_arch_refused
+test_wording
+test_bad_variables_refused
+test_results
 test_busybox
 test_build_qemu
 test_bench

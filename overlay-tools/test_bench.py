@@ -119,7 +119,7 @@ class SmpRows(unittest.TestCase):
         calls = []
 
         def fake_boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu,
-                      rows, tag="", smp=1):
+                      rows, tag="", smp=1, extra="", progress=None):
             calls.append((tuple(rows), smp))
             return {"samples": {r: samples([100] * reps) for r in rows},
                     "errors": {}, "skipped": {}, "problems": [], "start": {},
@@ -271,6 +271,274 @@ class Arguments(unittest.TestCase):
         r = self.run_bench("--boots", "1")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("--boots 1: must be between", r.stderr)
+
+
+class RowSets(unittest.TestCase):
+    def test_headline_is_the_cover_letters_rows(self):
+        self.assertEqual(bench.set_rows("headline"), [
+            "fork_h0", "fork_h1", "munmap_h0", "munmap_h1",
+            "vmalloc_fix_p1_h0", "vmalloc_fix_p4_h0", "vmalloc_fix_p16_h0",
+            "vmalloc_fix_p64_h0", "vmalloc_fix_p256_h0", "vmalloc_random_p1",
+            "vmalloc_vm_map_ram_p1", "null_syscall", "lseek", "spawn"])
+        self.assertEqual(bench.SET_REPS["headline"], bench.MIN_REPS)
+
+    def test_full_and_quick(self):
+        self.assertEqual(bench.set_rows("full"), bench.ROW_IDS)
+        quick = bench.set_rows("quick")
+        self.assertFalse(set(quick) & bench.FULL_ONLY_ROWS)
+        # CI's huge-mapping assertion and 2-vCPU rows stay in the quick set.
+        for row in bench.HUGE_ASSERTION_ROWS + sorted(bench.SMP_ROWS):
+            self.assertIn(row, quick)
+        with self.assertRaises(ValueError):
+            bench.set_rows("slow")
+
+    def test_counting_boots_run_the_rows_of_the_huge_mapping_assertion(self):
+        head = bench.set_rows("headline")
+        for arch in ("x86_64", "arm64"):
+            rows = bench.counting_rows(arch, head)
+            self.assertEqual(rows, [r for r in bench.ROW_IDS
+                                    if r in head or r in bench.HUGE_ASSERTION_ROWS])
+        # powerpc's hash MMU maps no huge vmalloc: nothing to assert there.
+        self.assertEqual(bench.counting_rows("powerpc", head), head)
+        self.assertEqual(bench.counting_rows("x86_64", ["fork_h0"]), ["fork_h0"])
+
+    def test_result_set_of_older_results(self):
+        self.assertEqual(bench.result_set({"quick": True}), "quick")
+        self.assertEqual(bench.result_set({"quick": False}), "full")
+        self.assertEqual(bench.result_set({"set": "headline", "quick": False}), "headline")
+
+    def test_unknown_set_and_contradictions_refused(self):
+        import subprocess
+        import sys
+        run = [sys.executable, os.path.join(HERE, "bench.py"), "--arch", "x86_64",
+               "--no-build"]
+        r = subprocess.run(run + ["--set", "slow"], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("invalid choice: 'slow'", r.stderr)
+        r = subprocess.run(run + ["--set", "full", "--quick"], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--quick is --set quick", r.stderr)
+
+
+class ReportOutputs(unittest.TestCase):
+    """'make bench-report': kpkeys_bench -j runs of two architectures to
+    the outputs of 'make bench-all', and a table 'make series' takes."""
+
+    ROWS = {"fork_h0": 1000, "null_syscall": 100, "fork_smp2": 5000}
+
+    def write_run(self, d, arch, kind, boot, factor):
+        import json
+        kpkeys = kind != "nokpkeys"
+        mode = "off" if kind == "nokpkeys" else kind
+        path = os.path.join(d, "%s-%s-%d.jsonl" % (arch, kind, boot))
+        hdr = {"kpkeys_bench": 1, "arch": {"arm64": "aarch64"}.get(arch, arch),
+               "kernel": "7.3.4-gabc", "cmdline": "kpkeys_hardened_pgtables=%s" % mode,
+               "mode": mode if kpkeys else "unknown", "cpu": "Test CPU",
+               "virtual": False, "time": 0, "reps": 4, "quick": 0,
+               "map_bytes": 1 << 26, "stats": False, "kpkeys": kpkeys}
+        with open(path, "w") as f:
+            f.write(json.dumps(hdr) + "\n")
+            for row, base in self.ROWS.items():
+                for rep in range(5):       # rep 0: the warm-up
+                    ns = int(base * factor.get(row, 1.0)) * 2 + rep
+                    f.write(json.dumps({"row": row, "rep": rep, "ns": ns, "ops": 2}) + "\n")
+        return path
+
+    def test_two_architectures(self):
+        import shutil
+        import subprocess
+        import sys
+        import tempfile
+        sys.path.insert(0, HERE)
+        import tree
+        factors = {"off": {}, "nobatch": {"fork_h0": 1.2},
+                   "on": {"fork_h0": 1.1, "null_syscall": 1.02},
+                   "nokpkeys": {"fork_h0": 0.95, "null_syscall": 0.98}}
+        with tempfile.TemporaryDirectory() as d:
+            runs = [self.write_run(d, arch, kind, boot, f)
+                    for arch in ("x86_64", "arm64") for kind, f in factors.items()
+                    for boot in (1, 2)]
+            out = os.path.join(d, "out")
+            r = subprocess.run([sys.executable, os.path.join(HERE, "bench.py"), "report",
+                                "--out", out] + runs, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr + r.stdout[-2000:])
+            last = r.stdout.strip().splitlines()[-1]
+            self.assertTrue(last.startswith("bench: outputs in "), last)
+            for name in ("report.md", "results.csv", "x86_64.json", "arm64.json",
+                         "x86_64.md", "arm64.md"):
+                self.assertTrue(os.path.isfile(os.path.join(out, name)), name)
+                self.assertIn(name, last)
+            if shutil.which("gnuplot"):
+                for name in ("overhead.svg", "overhead.png"):
+                    self.assertGreater(os.path.getsize(os.path.join(out, name)), 1000)
+                    self.assertIn(name, last)
+            with open(os.path.join(out, "report.md")) as f:
+                report = f.read()
+            with open(os.path.join(out, "results.csv")) as f:
+                csv_text = f.read()
+            table = tree.bench_table(out)
+            self.assertEqual(table, tree.bench_table(os.path.join(out, "report.md")))
+        self.assertIn("## Cross-architecture overhead", report)
+        self.assertIn("x86_64,kpkeys,on,fork_h0,fork,fork: h:0,8,", csv_text)
+        lines = table.splitlines()
+        head = next(l for l in lines if l.startswith("| Benchmark"))
+        for arch in ("x86_64", "arm64"):
+            for col in ("off vs no kpkeys", "without batching", "with batching"):
+                self.assertIn("| %s %s |" % (arch, col), head + " |")
+        self.assertLess(head.index("x86_64"), head.index("arm64"))
+        rows = {l.split("|")[2].strip(): l for l in lines if l.startswith("| ")
+                and not l.startswith("| Benchmark")}
+        self.assertEqual(set(rows) - {"---"}, {
+            "fork: h:0", "null syscall (getppid)",
+            "2 x fork 16 MiB h:0 at once, 2 vCPUs, wall clock (noisy)"})
+        cells = [c.strip() for c in rows["fork: h:0"].split("|")[3:-1]]
+        # x86_64 and arm64 alike: off vs no kpkeys, without, with batching.
+        self.assertEqual(cells[:3], cells[3:])
+        # Medians per op: off 1001.25 ns, nobatch 1201.25, on 1101.25,
+        # no kpkeys 951.25 (the warm-up left out).
+        self.assertEqual(cells[:3], ["(R) +5.26%", "(R) +19.98%", "(R) +9.99%"])
+        self.assertTrue(rows["null syscall (getppid)"].rstrip(" |").endswith("*"))
+        self.assertIn("Overhead relative to the baseline", table)
+
+    def test_a_report_without_the_table_is_refused(self):
+        import sys
+        import tempfile
+        sys.path.insert(0, HERE)
+        import tree
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "report.md"), "w") as f:
+                f.write("# kpkeys benchmark report\n")
+            with self.assertRaises(tree.TreeError):
+                tree.bench_table(d)
+            with self.assertRaises(tree.TreeError):
+                tree.bench_table(os.path.join(d, "nothing"))
+
+
+class BenchAllFlow(unittest.TestCase):
+    """bench.py's main() with the builds and boots faked: which kernels
+    and rows each set boots, and the report it writes."""
+
+    def run_main(self, d, *argv, counting_in_timing_boots=False):
+        import contextlib
+        import io
+        import sys
+        calls = []
+        factor = {"off": 1.0, "nobatch": 1.2, "on": 1.1}
+        counters = {"off": {}, "nobatch": {"pgtables_switches": 100},
+                    "on": {"pgtables_switches": 10, "pgtables_switches_skipped": 90,
+                           "lazy_mmu_sections": 1}}
+
+        def fake_boot(rq, arch, out, mode, reps, quick, timeout, logdir, cpu,
+                      rows, tag="", smp=1, extra="", progress=None):
+            kernel = tag.split()[0]
+            calls.append((arch, kernel, mode, tuple(rows), smp, quick))
+            self.assertEqual(extra == bench.COUNT_ARG, kernel == "count")
+            counts = kernel == "count" or (counting_in_timing_boots and kernel == "prod")
+            f = 0.95 if kernel == "nokpkeys" else factor[mode]
+            out = {}
+            for r in rows:
+                ss = samples([int(1000 * f) + i for i in range(reps)])
+                for x in ss:
+                    x["thp_kb"] = 2048
+                    c = dict(counters[mode]) if kernel == "count" else {}
+                    if kernel == "count" and r == "vmalloc_fix_p512_h1" and mode == "nobatch":
+                        c["pgtables_switches"] = 5      # huge mapped
+                    x["counters"] = dict({k: 0 for k in bench.COUNTERS}, **c) \
+                        if kernel == "count" else {}
+                out[r] = ss
+            return {"samples": out, "errors": {}, "skipped": {}, "problems": [],
+                    "start": {"stats": "yes" if counts else "no"} if kernel != "nokpkeys"
+                    else {}, "wall_s": 1, "log": "x", "software_only": None,
+                    "mode_line": "kpkeys: hardened page tables: %s" % mode, "cmdline": ""}
+
+        class RQ:
+            @staticmethod
+            def run(cmd, log, timeout, label, on_line=None):
+                pass
+
+            @staticmethod
+            def qemu_command(*a):
+                return ["qemu-system-x"]
+
+        fakes = {"boot": fake_boot, "load_run_qemu": lambda: RQ,
+                 "use_project_qemu": lambda rq, arch: None,
+                 "variant_dir": lambda arch, v: d,
+                 # Counters built in, counting only when asked to.
+                 "kconfig": lambda out, name: name != "KPKEYS_STATS_DEFAULT_ON",
+                 "provenance": lambda tree, out, qemu: {
+                     "series_commit": "0123456789ab", "config_sha256": "cafe",
+                     "machine": "QEMU TCG: test", "date": "2026-01-01T00:00:00Z"}}
+        saved = {k: getattr(bench, k) for k in fakes}
+        open(os.path.join(d, "initrd.gz"), "w").close()
+        out = os.path.join(d, "out")
+        argv_saved = sys.argv
+        sys.argv = ["bench.py", "--no-build", "--out", out] + list(argv)
+        stdout = io.StringIO()
+        try:
+            for k, v in fakes.items():
+                setattr(bench, k, v)
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stdout), \
+                    self.assertRaises(SystemExit) as e:
+                bench.main()
+        finally:
+            for k, v in saved.items():
+                setattr(bench, k, v)
+            sys.argv = argv_saved
+        return e.exception.code, calls, out, stdout.getvalue()
+
+    def test_headline_set(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            code, calls, out, stdout = self.run_main(d, "--arch", "x86_64", "--arch", "powerpc")
+            with open(os.path.join(out, "report.md")) as f:
+                report = f.read()
+            with open(os.path.join(out, "run.json")) as f:
+                run = json.load(f)
+            names = set(os.listdir(out))
+        self.assertEqual(code, 0, stdout[-3000:])
+        head = tuple(bench.set_rows("headline"))
+        timed = {(a, k, m) for a, k, m, rows, smp, quick in calls
+                 if rows == head and k != "count"}
+        self.assertEqual(timed, {(a, k, m) for a in ("x86_64", "powerpc")
+                                 for k, m in [("prod", "off"), ("prod", "nobatch"),
+                                              ("prod", "on"), ("nokpkeys", "off")]})
+        self.assertEqual(len([c for c in calls if c[1] == "prod"]), 2 * 3 * 2)  # 2 boots
+        self.assertFalse(any(c[4] != 1 or c[5] for c in calls))  # no 2-vCPU boot, full sizes
+        counting = {a: rows for a, k, m, rows, smp, quick in calls if k == "count"}
+        self.assertEqual(set(counting["x86_64"]) - set(head), set(bench.HUGE_ASSERTION_ROWS))
+        self.assertEqual(counting["powerpc"], head)
+        self.assertEqual((run["set"], run["boots"], run["reps"], run["command"]),
+                         ("headline", 2, 4, "overlay-tools/bench.py --no-build --out %s "
+                          "--arch x86_64 --arch powerpc" % out))
+        for name in ("report.md", "results.csv", "x86_64.json", "powerpc.json", "run.json"):
+            self.assertIn(name, names)
+            self.assertIn(name, stdout.strip().splitlines()[-1])
+        table = report.split("## Cross-architecture overhead")[1].split("\n## ")[0]
+        body = [l for l in table.splitlines() if l.startswith("| ")][1:]
+        self.assertEqual(len(body), len(bench.HEADLINE_ROWS))
+        self.assertIn("| fork | fork: h:0 | (R) +5.", body[0])    # off vs no kpkeys
+        self.assertNotIn("vmalloc_fix_p512", table)
+        self.assertIn("Headline (the cover letter's rows) run: 2 boots", report)
+
+    def test_counting_in_a_timing_boot_fails_the_run(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            code, calls, out, stdout = self.run_main(d, "--arch", "x86_64",
+                                                     counting_in_timing_boots=True)
+        self.assertEqual(code, 1)
+        self.assertIn("the counters count in a timing boot", stdout)
+
+    def test_quick_set_is_cis(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            code, calls, out, stdout = self.run_main(d, "--arch", "arm64", "--quick")
+        self.assertEqual(code, 0, stdout[-3000:])
+        self.assertTrue(all(c[5] for c in calls))              # kpkeys_bench -q
+        self.assertFalse(any(c[1] == "nokpkeys" for c in calls))
+        rows = {r for c in calls for r in c[3]}
+        self.assertEqual(rows, set(bench.set_rows("quick")))
+        self.assertTrue(any(c[4] == 2 for c in calls))         # the 2-vCPU rows
 
 
 class ReportStep(unittest.TestCase):

@@ -124,7 +124,7 @@ class JudgeTest(unittest.TestCase):
 
     def test_replayed_printk_record_is_kept_once(self):
         # register_console() during a record: printk cuts it and writes it
-        # again after its marker (seen in CI, session 5).
+        # again after its marker (as seen in a CI console log).
         lines = ["[    1.08]     ok 5 cond_guard_switches_only_when_asked",
                  "[    1.08]     ok 6 softirq_from_bh_enable_runs_at_def",
                  "** replaying previous printk message **",
@@ -134,7 +134,7 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(out, [lines[0], lines[3], lines[4]])
 
     def test_kernel_message_inside_kunit_ktap_is_left_out(self):
-        # powerpc CI, session 5: "Freeing initrd memory" between a nested
+        # A powerpc CI console: "Freeing initrd memory" between a nested
         # "KTAP version 1" and its "# Subtest:" made kunit.py lose the rest.
         doc = ["[    0.231015] KTAP version 1",
                "[    0.231488] 1..1",

@@ -645,16 +645,34 @@ def posted_range(tree):
 
 
 def bench_table(report):
-    """The cross-architecture table of a bench.py report, with its legend."""
-    with open(report) as f:
-        text = f.read()
-    legend = re.search(r"^Overhead relative to the baseline.*$", text, re.M)
-    table = re.search(r"^## Cross-architecture overhead\n\n((?:\|.*\n)+)", text, re.M)
+    """The cross-architecture table of a bench.py report, with its legend.
+
+    @report: a report.md of 'make bench-all' or 'make bench-report', or
+    the directory that holds one.
+    """
+    if os.path.isdir(report):
+        report = os.path.join(report, "report.md")
+    try:
+        with open(report) as f:
+            text = f.read()
+    except OSError as e:
+        raise TreeError("%s: %s (give a report.md of 'make bench-all' or 'make "
+                        "bench-report', or its directory)" % (report, e.strerror))
+    # The legend is the paragraph between the heading and the table; older
+    # reports have none there, and the first per-arch legend serves.
+    table = re.search(r"^## Cross-architecture overhead\n\n(?:([^|\n].*)\n\n)?((?:\|.*\n)+)",
+                      text, re.M)
     if not table:
         raise TreeError("%s has no 'Cross-architecture overhead' table: is it "
-                        "a report of 'make bench-all' (bench.py)?" % report)
-    head = "Source: %s\n\n" % os.path.relpath(report, REPO)
-    return head + (legend.group(0) + "\n\n" if legend else "") + table.group(1)
+                        "a report of 'make bench-all' or 'make bench-report' "
+                        "(bench.py)?" % report)
+    legend = table.group(1)
+    if legend is None:
+        m = re.search(r"^Overhead relative to the baseline.*$", text, re.M)
+        legend = m.group(0) if m else None
+    src = os.path.relpath(report, REPO)
+    head = "Source: %s\n\n" % (os.path.abspath(report) if src.startswith("..") else src)
+    return head + (legend + "\n\n" if legend else "") + table.group(2)
 
 
 KERNEL_SHA_RE = re.compile(r"Linux version \S+?-g([0-9a-f]{7,})(-dirty)?\b")
@@ -953,8 +971,9 @@ def main():
                    help="'Name <address>' of whoever posts the series "
                    "(default: git's user.name and user.email)")
     s.add_argument("--bench", metavar="REPORT",
-                   help="bench.py report.md whose cross-architecture table "
-                   "replaces series/bench.md")
+                   help="bench.py report.md (of 'make bench-all' or 'make "
+                   "bench-report'), or its directory, whose cross-architecture "
+                   "table replaces series/bench.md")
     s.add_argument("--results", metavar="DIR",
                    help="run-qemu.py results for the cover letter "
                    "(default: build/results)")
