@@ -29,8 +29,16 @@ elapsed() {
 
 echo "$what ..." >&2
 me=$$
+# The ticker writes to stderr only, and its sleep is killed with it, so
+# that nothing of it holds the command's stdout (a $(...) around this
+# script) or stderr (a pipe) open after the command ends.
 (
-	while sleep "$interval"; do
+	exec >/dev/null
+	trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep "$interval" &
+		nap=$!
+		wait "$nap"
 		kill -0 "$me" 2>/dev/null || exit 0
 		echo "$what: still running, $(elapsed)" >&2
 	done

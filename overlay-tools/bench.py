@@ -1385,13 +1385,16 @@ def main():
     results = {a: results[a] for a in arches if a in results}
 
     intro = ("%s run: %d boots per kernel and mode, %d in-guest repetitions "
-             "per row after a warm-up in each; timings from the production "
-             "kernel (no CONFIG_KPKEYS_CHECK, counters built in but not "
-             "counting) where the architecture has a backend, counters from "
-             "one more boot per mode with kpkeys_stats=on; QEMU TCG -icount "
+             "per row after a warm-up in each; timings from %s where the "
+             "architecture has a backend, counters from one more boot per "
+             "mode with kpkeys_stats=on; QEMU TCG -icount "
              "shift=0,sleep=off -smp 1 (time = guest instructions), and for "
              "the 2-vCPU rows -smp 2 without -icount (wall clock). Total %%.0f s."
-             % (SET_TITLE[rowset], args.boots, reps) % (time.monotonic() - t0))
+             % (SET_TITLE[rowset], args.boots, reps,
+                ", ".join("%s: the %s kernel" % (a, r.get("timing_kernel", "?"))
+                          for a, r in results.items()) if args.quick else
+                "the production kernel (no CONFIG_KPKEYS_CHECK, counters built "
+                "in but not counting)") % (time.monotonic() - t0))
     paths = write_report(results, problems, outdir, "# kpkeys benchmark report", intro)
 
     # What ran, for overlay-tools/results.py.

@@ -15,6 +15,9 @@ when it has:
   - a name made of a sitting's number: a build directory such as
     build/bench-s<N>, or an "(s<N>)" label, <N> a number.
 
+What the series posts also fails on a line that cites a review or the
+project's own tooling (REVIEW_RE, TOOLING_RE).
+
 README.md also fails when it is longer than README_MAX_LINES lines.
 A patch is checked on the lines it adds only: its context lines are the
 kernel's (or QEMU's) own text.
@@ -48,6 +51,21 @@ TECHNICAL = [
 ]
 ISSUE_RE = re.compile(r"\bissues?\s*(no\.?\s*)?#?\s*\d+", re.I)
 NUMBERED_RE = re.compile(r"\bbuild/[\w./-]*-s\d+\b|\(s\d+\)")
+# In what the series posts only: a review of the series, the project's
+# own tooling.
+REVIEW_RE = re.compile(r"\breview(s|ed|er|ers|ing)?\b", re.I)
+TOOLING_RE = re.compile(r"\bthe project'?s\b|\bmake (check|bench|test)\b|overlay-tools/", re.I)
+
+
+def posted(path):
+    """Whether a repository path is part of what the series posts: a
+    commit message, the cover letter and its table, a patch, or a file a
+    commit adds whole (kernel paths under generic/, arch/, tools/testing/,
+    Documentation/, and MAINTAINERS)."""
+    if re.match(r"series/[^/]+\.msg$", path) or path in (
+            "series/cover-letter.txt", "series/bench.md", "MAINTAINERS"):
+        return True
+    return path.split("/", 1)[0] in ("generic", "arch", "tools", "Documentation")
 
 
 def in_scope(path):
@@ -55,7 +73,7 @@ def in_scope(path):
     if path in ("README.md", "Makefile"):
         return True
     top = path.split("/", 1)[0]
-    if top in ("overlay-tools", ".ci", "Documentation"):
+    if top in ("overlay-tools", ".ci") or posted(path):
         return True
     if re.match(r"series/[^/]+\.msg$", path) or path in (
             "series/cover-letter.txt", "series/bench.md"):
@@ -71,9 +89,13 @@ def repo_files(repo):
                   if p and in_scope(p) and os.path.isfile(os.path.join(repo, p)))
 
 
-def line_hits(text):
+def line_hits(text, in_posted=False):
     """What is wrong with one line, as a list of short reasons."""
     why = []
+    if in_posted and REVIEW_RE.search(text):
+        why.append("cites a review")
+    if in_posted and TOOLING_RE.search(text):
+        why.append("cites the project's tooling")
     plain = text
     for t in TECHNICAL:
         plain = t.sub(" ", plain)
@@ -89,6 +111,7 @@ def line_hits(text):
 def check_file(path, shown=None):
     """The hits of one file, as "file:line: text" strings."""
     shown = shown or path
+    in_posted = posted(shown)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -106,7 +129,7 @@ def check_file(path, shown=None):
             if not line.startswith("+") or line.startswith("+++ "):
                 continue
             line = line[1:]
-        for why in line_hits(line):
+        for why in line_hits(line, in_posted):
             hits.append("%s:%d: %s: %s" % (shown, n, why, line.strip()[:160]))
     if os.path.basename(shown) == "README.md" and os.path.dirname(shown) in ("", "."):
         if len(lines) > README_MAX_LINES:

@@ -105,11 +105,22 @@ class FileTest(unittest.TestCase):
                   "overlay-tools/configs/common.config",
                   "series/x.msg", "series/cover-letter.txt", "series/bench.md",
                   "generic/patches/x.patch", "arch/x86/patches/y.patch",
-                  "Documentation/core-api/kpkeys.rst"):
+                  "Documentation/core-api/kpkeys.rst", "generic/mm/kpkeys.c",
+                  "tools/testing/selftests/kpkeys/kpkeys_bench.c", "MAINTAINERS"):
             self.assertTrue(cw.in_scope(p), p)
-        for p in ("generic/mm/kpkeys.c", "series/bisect-check.txt",
-                  "MAINTAINERS", "results/measured.md"):
+        for p in ("series/bisect-check.txt", "results/measured.md"):
             self.assertFalse(cw.in_scope(p), p)
+
+    def test_posted_files_cite_no_review_and_no_tooling(self):
+        with tempfile.TemporaryDirectory() as d:
+            q = os.path.join(d, "x.c")
+            with open(q, "w") as f:
+                f.write("/* Found in review. */\n/* As make check ARCH=arm64 does. */\n"
+                        "/* the project's QEMU */\n/* an ordinary line */\n")
+            hits = cw.check_file(q, "generic/mm/x.c")
+            self.assertEqual([h.split(":")[1] for h in hits], ["1", "2", "3"])
+            # The tooling may name itself.
+            self.assertEqual(cw.check_file(q, "overlay-tools/x.c")[:1], [])
 
     def test_repository_run_sees_a_new_file(self):
         with tempfile.TemporaryDirectory() as d:

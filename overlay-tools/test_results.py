@@ -34,6 +34,9 @@ class Results(unittest.TestCase):
         self.root = os.path.join(self.tmp, "root")
         os.makedirs(self.root)
         shutil.copy(os.path.join(REPO, "README.md"), self.root)
+        os.makedirs(os.path.join(self.root, "series"))
+        for name in ("series", "bisect-check.txt"):
+            shutil.copy(os.path.join(REPO, "series", name), os.path.join(self.root, "series"))
         if os.path.isdir(os.path.join(REPO, "results")):
             shutil.copytree(os.path.join(REPO, "results"), os.path.join(self.root, "results"))
         self.env = dict(os.environ, KPKEYS_RESULTS_ROOT=self.root)
@@ -157,6 +160,20 @@ class Timed(unittest.TestCase):
 
 
 class Alive(unittest.TestCase):
+    def test_nothing_left_holding_the_output(self):
+        """$(alive.sh ...) and alive.sh | tee end when the command does,
+        not when the ticker's next tick would come."""
+        import time
+        env = dict(os.environ, KPKEYS_ALIVE_INTERVAL="30")
+        t = time.monotonic()
+        r = subprocess.run("out=$(%s quick -- echo hi 2>/dev/null); echo $out | cat"
+                           % os.path.join(HERE, "alive.sh"), shell=True, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual(r.stdout, "hi\n")
+        self.assertLess(time.monotonic() - t, 10)
+
+
     def test_ticks_and_passes_output_and_status(self):
         env = dict(os.environ, KPKEYS_ALIVE_INTERVAL="1")
         r = subprocess.run([os.path.join(HERE, "alive.sh"), "slow step", "--", "sh", "-c",

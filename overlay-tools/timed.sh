@@ -5,7 +5,8 @@
 #
 # Before the job starts, it notes what the machine already has (the
 # Debian packages, the kernel source, the project's QEMU, ccache's
-# entries): a run with none of them is "fresh".  It runs the command,
+# entries, kernels built in this checkout): a run with none of them is
+# "fresh".  It runs the command,
 # its output going to the terminal as usual, and writes
 # build/timed/<job>.json: the command, the repository's commit (with
 # "-dirty" when the working tree has changes), the start date (UTC), the
@@ -42,6 +43,8 @@ if command -v ccache >/dev/null; then
 	d=$(ccache -k cache_dir 2>/dev/null)
 	[ -n "$d" ] && [ -d "$d" ] && ccache_kib=$(du -sk "$d" | cut -f1)
 fi
+# Kernels built before in this checkout (build/<arch>*/vmlinux).
+build_kernels=$(compgen -G "$repo/build/*/vmlinux" | wc -l)
 commit=$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=-dirty
 start_date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -55,6 +58,7 @@ seconds=$(( $(date +%s) - start ))
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 JOB=$job CMD="$*" COMMIT=$commit DATE=$start_date SECONDS_=$seconds STATUS=$status \
 SUMMARY=$summary PKGS=$have_packages KERNEL=$have_kernel QEMU=$have_qemu CCACHE=$ccache_kib \
+BUILT=$build_kernels \
 python3 - "$out/$job.json" <<'EOF'
 import json, os, sys
 e = os.environ
@@ -74,12 +78,14 @@ def cpu():
         pass
     return os.uname().machine
 caches = {"packages": e["PKGS"] == "true", "kernel_source": e["KERNEL"] == "true",
-          "project_qemu": e["QEMU"] == "true", "ccache_kib": int(e["CCACHE"])}
+          "project_qemu": e["QEMU"] == "true", "ccache_kib": int(e["CCACHE"]),
+          "build_kernels": int(e["BUILT"])}
 rec = {"job": e["JOB"], "command": e["CMD"], "commit": e["COMMIT"], "date": e["DATE"],
        "seconds": int(e["SECONDS_"]), "status": int(e["STATUS"]),
        "summary": e["SUMMARY"] or None,
        "fresh": not (caches["packages"] or caches["kernel_source"]
-                     or caches["project_qemu"] or caches["ccache_kib"] > 1024),
+                     or caches["project_qemu"] or caches["ccache_kib"] > 1024
+                     or caches["build_kernels"]),
        "caches": caches,
        "machine": {"cpus": os.cpu_count(), "mem_kib": meminfo(), "cpu": cpu()}}
 with open(sys.argv[1], "w") as f:

@@ -36,6 +36,7 @@ before them.
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -670,8 +671,18 @@ def bench_table(report):
     if legend is None:
         m = re.search(r"^Overhead relative to the baseline.*$", text, re.M)
         legend = m.group(0) if m else None
-    src = os.path.relpath(report, REPO)
-    head = "Source: %s\n\n" % (os.path.abspath(report) if src.startswith("..") else src)
+    # Where the numbers come from, from the run's own record (bench-all's
+    # run.json) where there is one: no local path goes into the cover letter.
+    head = ""
+    meta = os.path.join(os.path.dirname(report), "run.json")
+    if os.path.exists(meta):
+        with open(meta) as f:
+            run = json.load(f)
+        qemus = sorted({p.get("machine", "") for p in run.get("provenance", [])} - {""})
+        head = ("The %s run of %s, series commit %s, %d boots x %d repetitions per "
+                "cell (%s).\n\n" % (run.get("set", "benchmark"), run.get("date", "?")[:10],
+                                    run.get("commit", "?")[:12], run.get("boots", 0),
+                                    run.get("reps", 0), "; ".join(qemus) or "QEMU"))
     return head + (legend + "\n\n" if legend else "") + table.group(2)
 
 

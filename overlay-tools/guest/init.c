@@ -420,7 +420,7 @@ static int test_stats_count_pgtable_work(const char **reason)
 	if (pgtables_skip(reason))
 		return 1;
 	if (read_file("/sys/kernel/debug/kpkeys/stats", stats, sizeof(stats)) < 0) {
-		*reason = "no /sys/kernel/debug/kpkeys/stats (CONFIG_KPKEYS_STATS=n, or not counting: kpkeys_stats=on)";
+		*reason = "no /sys/kernel/debug/kpkeys/stats (CONFIG_KPKEYS_STATS=n, or not counting: boot with kpkeys_stats=on)";
 		return 1;
 	}
 	printf("    # stats: pool_allocs %ld pool_frees %ld pool_refills %ld ptps_keyed %ld set_memory_pkey_calls %ld pgtables_switches %ld skipped %ld reg_writes %ld\n",

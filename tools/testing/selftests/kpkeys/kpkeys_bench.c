@@ -2,7 +2,7 @@
 /*
  * kpkeys_bench: the benchmark of kpkeys hardened page tables.
  *
- * The same program runs in the project's QEMU guests (built with nolibc,
+ * The same program runs in QEMU guests (built with nolibc,
  * started by the guest's init) and as root on a machine with pkey hardware
  * (built by kselftest's make, with libc).  Every row is an operation whose
  * cost hardened page tables can change: fork and munmap of a touched
@@ -10,13 +10,13 @@
  * spawn, syscalls and context switches.  Each row runs once untimed and
  * then -r times; the time is CLOCK_MONOTONIC (under QEMU -icount shift=0:
  * executed guest instructions, 1 ns each).  The rows ending in _smp2 run
- * on two CPUs at once and need them; the project times them in a separate
- * boot with two vCPUs and no -icount, by wall clock.
+ * on two CPUs at once and need them; under QEMU, time them in a boot of
+ * their own with two vCPUs and no -icount, by wall clock.
  *
  * Compare modes by booting the same kernel with kpkeys_hardened_pgtables=
  * off, nobatch and on (and a kernel without kpkeys for the syscall and
  * context-switch rows), one run of this program per boot, and hand the
- * JSON files of all runs to the project's report step.
+ * JSON files of all runs to one report.
  *
  * Output on stdout is KTAP, one test per row (skipped where the kernel
  * cannot run it), with each measurement as a diagnostic line:
@@ -33,7 +33,7 @@
  *                     [-l]
  *   -r  timed repetitions per row (1..50, default 5; a comparison
  *       between runs needs at least 4 per run)
- *   -q  smaller sizes and loops (the project's CI)
+ *   -q  smaller sizes and loops (a quick check that every row runs)
  *   -R  only these rows (default: all but the size sweep with -q)
  *   -j  write JSON Lines to file; "-" prints them as diagnostics
  *       ("# kpkeys-bench-json: {...}"), as the guests do
@@ -800,7 +800,7 @@ static const char *row_skip_reason(const struct row *row)
 		if (!cpus)
 			return "cannot read /sys/devices/system/cpu/online";
 		if (row->cpus > cpus)
-			return "needs 2 online CPUs (the project runs it in a 2-vCPU boot)";
+			return "needs 2 online CPUs";
 	}
 	if ((row->run == run_fork || row->run == run_munmap) && row->arg &&
 	    !pmd_size)
