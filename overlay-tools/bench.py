@@ -246,10 +246,13 @@ def build(arch, tree, variant="test"):
     out = variant_dir(arch, variant)
     frags = [os.path.join(REPO, "overlay-tools", "configs", f) for f in VARIANTS[variant][1]]
     env = dict(os.environ, LLVM="", KPKEYS_O=out)
-    for args in ([os.path.join(REPO, "overlay-tools", "build.sh"), arch, tree] + frags,
+    alive = os.path.join(REPO, "overlay-tools", "alive.sh")
+    for args in ([alive, "%s: building the %s kernel in %s" % (arch, variant, os.path.relpath(out, REPO)),
+                  "--", os.path.join(REPO, "overlay-tools", "build.sh"), arch, tree] + frags,
                  [os.path.join(REPO, "overlay-tools", "mkinitrd.sh"), arch, tree, out]):
         if subprocess.run(args, env=env).returncode:
-            die("%s: %s of the %s kernel failed" % (arch, os.path.basename(args[0]), variant))
+            die("%s: %s of the %s kernel failed (see above)" % (
+                arch, "the build" if args[0] == alive else "mkinitrd.sh", variant))
     return out
 
 
@@ -261,7 +264,9 @@ def use_project_qemu(rq, arch):
     """
     if not rq.QEMU[arch].get("project_qemu") or os.environ.get("KPKEYS_QEMU_BINDIR"):
         return
-    r = subprocess.run([os.path.join(REPO, "overlay-tools", "build-qemu.sh")],
+    r = subprocess.run([os.path.join(REPO, "overlay-tools", "alive.sh"),
+                        "the project's QEMU (built once per machine)", "--",
+                        os.path.join(REPO, "overlay-tools", "build-qemu.sh")],
                        stdout=subprocess.PIPE, text=True)
     if r.returncode or not r.stdout.strip():
         die("%s boots the project's QEMU, and overlay-tools/build-qemu.sh could "

@@ -94,4 +94,7 @@ for spec in "$@"; do
 	fi
 done
 say "total time $((SECONDS - start)) s"
+outputs="${results#"$KPKEYS_REPO"/}/: per boot the console log (<label>.log) and its results (<label>.log.json); kernels in build/<arch>*/"
+[ "$bench" = 0 ] || outputs+="; the quick benchmark's report in build/bench/quick/"
+say "outputs: $outputs"
 exec python3 "$KPKEYS_REPO/overlay-tools/summary.py" "${jsons[@]}"
