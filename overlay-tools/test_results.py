@@ -91,7 +91,7 @@ class Results(unittest.TestCase):
         self.assertIn("25 min 00 s (2026-12-01, `0123456789ab`)", row)
         self.assertIn("15 min 00 s (2026-12-02", row)
         doc = self.read("results", "measured.md")
-        self.assertIn("| 2026-12-01 10:00 | `make test` | fresh | `0123456789ab` | 25 min 00 s "
+        self.assertIn("| 2026-12-01 10:00 | `.ci/run` (`make deps`, `make test`) | fresh | `0123456789ab` | 25 min 00 s "
                       "| 10 passed, 0 failed | Test CPU, 2 CPUs, 24 GiB |", doc)
         self.assertIn("warm", doc)
 
