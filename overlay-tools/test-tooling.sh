@@ -52,6 +52,40 @@ test_tree_roundtrip() {
 		record tree_roundtrip_is_byte_identical 1 "$(diff <(echo "$before") <(echo "$after") | head -5)"
 	fi
 
+	# A new file is stored as the whole series leaves it: each equals the
+	# file in the tree's last commit, and where later commits change it,
+	# the commit that adds it holds the earlier version.
+	local rpath kpath addrev differ="" n=0 older=0
+	while read -r rpath; do
+		kpath=${rpath#generic/}
+		n=$((n + 1))
+		cmp -s "$repo/$rpath" <(git -C "$t" show "HEAD:$kpath") || differ+=" $rpath"
+		addrev=$(git -C "$t" log --diff-filter=A --format=%H kpkeys-base..HEAD -- "$kpath")
+		cmp -s "$repo/$rpath" <(git -C "$t" show "$addrev:$kpath") || older=$((older + 1))
+	done < <(sed -n 's/^\tadd //p' "$repo/series/series")
+	if [ -n "$differ" ]; then
+		record repository_holds_final_files 1 "not as the series leaves them:$differ"
+	elif [ "$n" = 0 ] || [ "$older" = 0 ]; then
+		record repository_holds_final_files 1 "$n new files, $older changed after the commit that adds them: nothing to check"
+	else
+		record repository_holds_final_files 0
+	fi
+
+	# A new file edited in the repository so that a later patch no longer
+	# undoes on it is refused, naming the patch, before the tree changes.
+	local broken=$work/broken err
+	copy_repo "$broken"
+	: > "$broken/generic/include/linux/kpkeys.h"
+	if err=$(python3 "$broken/overlay-tools/tree.py" assemble --ksrc "$ksrc" \
+			--tree "$work/broken-tree" --reuse-base "$tree" 2>&1); then
+		record edited_new_file_refused 1 "assembled"
+	elif ! grep -q "cannot be undone" <<<"$err" || [ -e "$work/broken-tree" ]; then
+		record edited_new_file_refused 1 "$(tail -n 1 <<<"$err")"
+	else
+		record edited_new_file_refused 0
+	fi
+	rm -rf "$broken"
+
 	# Edit a patched kernel file and a new file, amend the first commit.
 	# (a new file of that commit that no later commit touches, so the
 	# fixup cannot conflict with the rest of the series).

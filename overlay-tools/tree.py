@@ -17,8 +17,10 @@ The repository holds the project as an overlay on Linux 7.3:
 
 Commit <-> file mapping (what keeps export mechanical):
 
-  * a new file belongs to the commit that adds it and is stored as of that
-    commit; later changes to it are part of the later commit's patch;
+  * a new file belongs to the commit that adds it and is stored as the
+    whole series leaves it, so that the repository shows the final code;
+    later changes to it are part of the later commits' patches, and the
+    version the adding commit holds is what undoing them gives;
   * a commit's edits to pre-existing files are stored per component in
     <component>/patches/<slug>.patch (plain 'git diff' output);
   * MAINTAINERS entries are added whole by the commit that lists
@@ -376,6 +378,10 @@ def assemble(ksrc, tree, if_needed, reuse_base=None):
         ensure_clean(tree, "re-assembling it")
         raise TreeError("%s has commits that were not exported; run "
                         "'make export' first, or remove the tree" % tree)
+    # Before the tree is touched: a repository whose new files do not
+    # match its patches changes nothing.
+    commits = read_manifest()
+    versions = added_versions(commits)
     if state == "stale":
         git(tree, "checkout", "-q", "-B", "kpkeys", BASE_TAG)
     elif reuse_base and tree_base_id(os.path.abspath(reuse_base)) == base_id(ksrc):
@@ -383,28 +389,88 @@ def assemble(ksrc, tree, if_needed, reuse_base=None):
         clone_base(reuse_base, tree)
     else:
         make_base(ksrc, tree)
-    commits = read_manifest()
     for c in commits:
-        apply_commit(tree, c)
+        apply_commit(tree, c, versions)
     write_stamp(tree)
     log("%s: %d commits on top of %s" % (tree, len(commits),
                                          git(tree, "log", "-1", "--format=%s",
                                              BASE_TAG).strip()))
 
 
-def apply_commit(tree, c):
+def patched_paths(patch):
+    """The kernel paths a 'git diff' patch changes."""
+    paths = []
+    with open(patch, "rb") as f:
+        for line in f:
+            m = re.match(rb"^diff --git a/(\S+) b/\S+$", line)
+            if m:
+                paths.append(m.group(1).decode())
+    return paths
+
+
+def added_versions(commits):
+    """Repository path -> the content its adding commit gives a new file.
+
+    The repository holds a new file as the whole series leaves it; the
+    later commits' changes to it are in their patches.  Undoing those
+    changes on a copy of the final files, last commit first, gives each
+    file as the commit that adds it has it.
+    """
+    import tempfile
+    work = tempfile.mkdtemp(prefix="kpkeys-added.")
+    try:
+        live = set()
+        for c in commits:
+            for rpath in c.adds:
+                src = os.path.join(REPO, rpath)
+                if not os.path.isfile(src):
+                    raise TreeError("series/series: commit %s adds %s, which "
+                                    "does not exist" % (c.slug, rpath))
+                dst = os.path.join(work, kernel_path_of(rpath))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copyfile(src, dst)
+                live.add(kernel_path_of(rpath))
+        versions = {}
+        for c in reversed(commits):
+            for comp in COMPONENTS:
+                p = os.path.join(REPO, patch_path(comp, c.slug))
+                if not os.path.exists(p):
+                    continue
+                touched = [k for k in patched_paths(p) if k in live]
+                if not touched:
+                    continue
+                res = subprocess.run(["git", "apply", "-R", "--whitespace=nowarn"]
+                                     + ["--include=" + k for k in touched] + [p],
+                                     cwd=work, capture_output=True, text=True)
+                if res.returncode:
+                    raise TreeError("%s: its changes to %s cannot be undone on "
+                                    "the final version of the file, so the "
+                                    "version of the commit that adds it is not "
+                                    "known (was the file edited in the "
+                                    "repository and not in the tree?): %s"
+                                    % (patch_path(comp, c.slug), ", ".join(touched),
+                                       res.stderr.strip()))
+            for rpath in c.adds:
+                kpath = kernel_path_of(rpath)
+                with open(os.path.join(work, kpath), "rb") as f:
+                    versions[rpath] = f.read()
+                live.discard(kpath)
+        return versions
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def apply_commit(tree, c, versions):
     for rpath in c.adds:
-        src = os.path.join(REPO, rpath)
-        if not os.path.isfile(src):
-            raise TreeError("series/series: commit %s adds %s, which does "
-                            "not exist" % (c.slug, rpath))
         dst = os.path.join(tree, kernel_path_of(rpath))
         if os.path.lexists(dst):
             raise TreeError("%s: commit %s adds it but the kernel already "
                             "has it; store the change as a patch"
                             % (rpath, c.slug))
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(src, dst)
+        with open(dst, "wb") as f:
+            f.write(versions[rpath])
+        shutil.copymode(os.path.join(REPO, rpath), dst)
     for comp in COMPONENTS:
         p = os.path.join(REPO, patch_path(comp, c.slug))
         if os.path.exists(p):
@@ -526,12 +592,19 @@ def collect(tree):
     files = {}
     commits = tree_commits(tree)
     maint = ""
-    added_by = {}
     for c, rev in commits:
         for rpath in c.adds:
             kpath = kernel_path_of(rpath)
-            files[rpath] = git(tree, "show", "%s:%s" % (rev, kpath), binary=True)
-            added_by[kpath] = c.slug
+            # As the whole series leaves it (assemble() derives the
+            # version of the adding commit).
+            res = subprocess.run(["git", "-C", tree, "cat-file", "-e",
+                                  "HEAD:" + kpath], capture_output=True)
+            if res.returncode:
+                raise TreeError("%s: commit %s adds it and a later commit "
+                                "removes it; the repository holds a new file "
+                                "as the series leaves it, so fold the two "
+                                "commits' changes to it" % (kpath, c.slug))
+            files[rpath] = git(tree, "show", "HEAD:" + kpath, binary=True)
         if c.maintainers:
             if maint:
                 raise TreeError("MAINTAINERS: only one commit may add entries")
@@ -597,7 +670,7 @@ def export(tree):
     # Keep executable bits of new files.
     for c, rev in tree_commits(tree):
         for rpath in c.adds:
-            mode = git(tree, "ls-tree", rev, kernel_path_of(rpath)).split()[0]
+            mode = git(tree, "ls-tree", "HEAD", kernel_path_of(rpath)).split()[0]
             os.chmod(os.path.join(REPO, rpath), 0o755 if mode == "100755" else 0o644)
     gone = {c.slug for c in read_manifest() if c.unposted} - {
         c.slug for c, _ in tree_commits(tree)}

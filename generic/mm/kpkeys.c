@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpkeys: the debugfs directory shared by the kpkeys parts and the
- * statistics (CONFIG_KPKEYS_STATS).
+ * kpkeys: the debugfs directory shared by the kpkeys parts, the out-of-line
+ * part of the level API, and the statistics (CONFIG_KPKEYS_STATS).
  *
  * /sys/kernel/debug/kpkeys/stats lists each counter summed over all CPUs,
  * one "name value" pair per line.  The counters only grow: a benchmark
- * reads them before and after what it measures.
+ * reads them before and after what it measures.  Counting is switched on
+ * or off at boot (kpkeys_stats=, default CONFIG_KPKEYS_STATS_DEFAULT_ON),
+ * so that a production kernel can carry the counters at the cost of a
+ * patched-out branch per event; the file exists only while they count.
  */
+#define pr_fmt(fmt) "kpkeys: " fmt
+
+#include <linux/bug.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
-#include <linux/kpkeys.h>
+#include <linux/jump_label.h>
+#include <linux/kpkeys_check.h>
+#include <linux/kstrtox.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <kunit/visibility.h>
@@ -26,15 +34,60 @@ struct dentry *kpkeys_debugfs_dir(void)
 	return kpkeys_dir;
 }
 
+/**
+ * kpkeys_restore_invalid() - a saved value that no level produces
+ * @reg: the value kpkeys_restore_pkey_reg() was given
+ *
+ * Out of line, so that the warning is not inlined into every guard.
+ *
+ * Return: the default level's bits, which are restored instead.
+ */
+u64 kpkeys_restore_invalid(u64 reg)
+{
+	WARN_ONCE(1, "kpkeys: restoring %#llx, which is no kpkeys level; restoring the default level\n",
+		  reg);
+	return arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+}
+EXPORT_SYMBOL_GPL(kpkeys_restore_invalid);
+
 #ifdef CONFIG_KPKEYS_STATS
 DEFINE_PER_CPU(unsigned long, kpkeys_stats[KPKEYS_NR_STATS]);
 EXPORT_PER_CPU_SYMBOL_GPL(kpkeys_stats);
+#ifdef CONFIG_KPKEYS_STATS_DEFAULT_ON
+DEFINE_STATIC_KEY_TRUE_RO(kpkeys_stats_key);
+#else
+DEFINE_STATIC_KEY_FALSE_RO(kpkeys_stats_key);
+#endif
+EXPORT_SYMBOL_GPL(kpkeys_stats_key);
+
+/* Switched once, here, while booting: read-only after init. */
+static int __init kpkeys_stats_setup(char *str)
+{
+	bool on;
+
+	if (kstrtobool(str, &on)) {
+		pr_warn("kpkeys_stats=%s is not on or off; the statistics stay %s\n",
+			str, kpkeys_stats_enabled() ? "on" : "off");
+		return 1;
+	}
+	if (on)
+		static_branch_enable(&kpkeys_stats_key);
+	else
+		static_branch_disable(&kpkeys_stats_key);
+	return 1;
+}
+__setup("kpkeys_stats=", kpkeys_stats_setup);
 
 static const char * const kpkeys_stat_names[KPKEYS_NR_STATS] = {
 	[KPKEYS_STAT_REG_WRITES]	= "reg_writes",
+	[KPKEYS_STAT_ENTRY_REG_WRITES]	= "reg_writes_entry",
+	[KPKEYS_STAT_SCHED_REG_WRITES]	= "reg_writes_sched",
 	[KPKEYS_STAT_PGTABLES_SWITCHES]	= "pgtables_switches",
 	[KPKEYS_STAT_PGTABLES_SKIPPED]	= "pgtables_switches_skipped",
+	[KPKEYS_STAT_LAZY_SECTIONS]	= "lazy_mmu_sections",
 	[KPKEYS_STAT_SET_MEMORY_PKEY]	= "set_memory_pkey_calls",
+	[KPKEYS_STAT_PKEY_SPLITS]	= "set_memory_pkey_splits",
+	[KPKEYS_STAT_PKEY_FLUSHES]	= "set_memory_pkey_tlb_flushes",
 	[KPKEYS_STAT_PTPS_KEYED]	= "ptps_keyed",
 	[KPKEYS_STAT_PTPS_UNKEYED]	= "ptps_unkeyed",
 	[KPKEYS_STAT_POOL_ALLOCS]	= "pool_allocs",
@@ -73,6 +126,10 @@ DEFINE_SHOW_ATTRIBUTE(kpkeys_stats);
 
 static int __init kpkeys_stats_init(void)
 {
+	if (!kpkeys_stats_enabled()) {
+		pr_info("statistics off (kpkeys_stats=on counts them)\n");
+		return 0;
+	}
 	debugfs_create_file("stats", 0444, kpkeys_debugfs_dir(), NULL,
 			    &kpkeys_stats_fops);
 	return 0;

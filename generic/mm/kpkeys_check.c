@@ -12,17 +12,20 @@
  *
  * It reports, once per call site, with a stack trace:
  *  - a restore that does not match the innermost switch;
- *  - a page-table write (kpkeys_check_level()) at the wrong level;
+ *  - a page-table write (kpkeys_check_level() in a batched section,
+ *    kpkeys_check_pgtable_write() at every store) at the wrong level;
  *  - a return to user space at a level other than the default.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
-#include <linux/kpkeys.h>
+#include <linux/kpkeys_entry.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <kunit/visibility.h>
+
+#include "kpkeys.h"
 
 /* Softirq, hardirq and NMI: interrupt_context_level() 1 to 3. */
 #define KPKEYS_CHECK_IRQ_CONTEXTS	3
@@ -37,7 +40,7 @@ static bool kpkeys_check_expecting;
 /* Call sites already reported; a report per site is enough. */
 static unsigned long kpkeys_check_sites[KPKEYS_CHECK_MAX_SITES];
 
-static struct kpkeys_check_state *kpkeys_check_state(void)
+static __always_inline struct kpkeys_check_state *kpkeys_check_state(void)
 {
 	unsigned char ctx = interrupt_context_level();
 
@@ -122,6 +125,27 @@ void kpkeys_check_level(int level)
 }
 EXPORT_SYMBOL_GPL(kpkeys_check_level);
 
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+/*
+ * kpkeys_check_pgtable_write(): the store is made at the level of the
+ * innermost switch of this context.  The keyed test is only made on a
+ * mismatch (tables that are not keyed, early ones, may be written at any
+ * level), so the common case costs a call, one load and a compare.
+ */
+void __kpkeys_check_pgtable_write(const void *table)
+{
+	int level = kpkeys_check_state()->level;
+
+	if (likely(level == KPKEYS_LVL_PGTABLES))
+		return;
+	if (!kpkeys_pgtable_keyed(table))
+		return;
+	kpkeys_check_report("page-table write outside a kpkeys guard", _RET_IP_,
+			    "level", level, KPKEYS_LVL_PGTABLES);
+}
+EXPORT_SYMBOL_GPL(__kpkeys_check_pgtable_write);
+#endif
+
 void __kpkeys_check_user_return(void)
 {
 	struct kpkeys_check_state *state = &current->kpkeys_check;
@@ -133,6 +157,25 @@ void __kpkeys_check_user_return(void)
 		state->level = KPKEYS_LVL_DEFAULT;
 		state->depth = 0;
 	}
+}
+
+/*
+ * Exception entry and exit (see <linux/kpkeys_entry.h>): the handler starts
+ * at the default level, like the hardware, whatever the interrupted
+ * context was doing; the interrupted context gets its level back on exit.
+ * Before context tracking and RCU: noinstr.
+ */
+noinstr void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save)
+{
+	struct kpkeys_check_state *state = kpkeys_check_state();
+
+	*save = *state;
+	state->level = KPKEYS_LVL_DEFAULT;
+}
+
+noinstr void kpkeys_check_irqentry_exit(const struct kpkeys_check_state *save)
+{
+	*kpkeys_check_state() = *save;
 }
 
 /**
@@ -161,9 +204,7 @@ EXPORT_SYMBOL_IF_KUNIT(kpkeys_check_expect_reports);
 
 static int __init kpkeys_check_debugfs_init(void)
 {
-	struct dentry *dir = debugfs_create_dir("kpkeys", NULL);
-
-	debugfs_create_atomic_t("check_reports", 0444, dir,
+	debugfs_create_atomic_t("check_reports", 0444, kpkeys_debugfs_dir(),
 				&kpkeys_check_nr_reports);
 	return 0;
 }

@@ -93,7 +93,20 @@ late_initcall(fail_kpkeys_pool_debugfs);
 #endif
 
 static bool kpkeys_fail_next_key;
+/* KUnit: every keying is refused, as arm64 refuses before SMP is known. */
+static bool kpkeys_refuse_keys;
 static bool kpkeys_pool_is_refiller(void);
+
+/*
+ * set_memory_pkey() errors after which nothing changed: the linear map
+ * cannot be keyed on this system (-EOPNOTSUPP), or not yet (-EBUSY: arm64
+ * between the start of the secondary CPUs and the point where splits are
+ * known to be safe).
+ */
+static bool kpkeys_key_refused(int ret)
+{
+	return ret == -EOPNOTSUPP || ret == -EBUSY;
+}
 
 static bool kpkeys_should_fail(bool *once)
 {
@@ -111,7 +124,7 @@ static bool kpkeys_should_fail(bool *once)
 /*
  * Give @nr pages from @page the key @pkey.  On failure the keys of the
  * pages are unknown (set_memory_pkey() may have changed some of them):
- * see kpkeys_unkey_and_free().
+ * see kpkeys_give_back().
  */
 int kpkeys_key_pages(struct page *page, unsigned int nr, int pkey)
 {
@@ -120,8 +133,10 @@ int kpkeys_key_pages(struct page *page, unsigned int nr, int pkey)
 	int ret;
 
 	kpkeys_stat_inc(KPKEYS_STAT_SET_MEMORY_PKEY);
-	/* Only the refill's blocks, not order > 0 page-table allocations. */
-	if (keyed && nr > 1 && kpkeys_pool_is_refiller() &&
+	if (IS_ENABLED(CONFIG_KPKEYS_HARDENED_PGTABLES_KUNIT_TEST) &&
+	    READ_ONCE(kpkeys_refuse_keys)) {
+		ret = -EBUSY;
+	} else if (keyed && nr > 1 && kpkeys_pool_is_refiller() &&
 	    kpkeys_should_fail(&kpkeys_fail_next_key)) {
 		/* Injected: fail halfway, as a CPA that could not split. */
 		set_memory_pkey(addr, nr / 2, pkey);
@@ -130,8 +145,10 @@ int kpkeys_key_pages(struct page *page, unsigned int nr, int pkey)
 		ret = set_memory_pkey(addr, nr, pkey);
 	}
 	if (ret) {
-		pr_warn_ratelimited("set_memory_pkey(pfn %#lx, %u pages, pkey %d) failed: %d\n",
-				    page_to_pfn(page), nr, pkey, ret);
+		/* A refusal changed nothing; -EOPNOTSUPP says why once. */
+		if (!kpkeys_key_refused(ret))
+			pr_warn_ratelimited("set_memory_pkey(pfn %#lx, %u pages, pkey %d) failed: %d\n",
+					    page_to_pfn(page), nr, pkey, ret);
 		return ret;
 	}
 	if (keyed)
@@ -145,23 +162,40 @@ int kpkeys_key_pages(struct page *page, unsigned int nr, int pkey)
 
 /*
  * Give the default key back to an order-@order page and free it: also
- * after a failed keying, which may have keyed part of it.
+ * after a failed keying, which may have keyed part of it.  With @may_keep
+ * the caller keeps a page whose unkeying is refused (-EBUSY) for later.
  */
-static int kpkeys_unkey(struct page *page, unsigned int order)
+static int __kpkeys_unkey(struct page *page, unsigned int order, bool may_keep)
 {
 	int ret = kpkeys_key_pages(page, 1U << order, KPKEYS_PKEY_DEFAULT);
 
 	/* Leaking it is safer than handing out a read-only page. */
-	if (ret)
-		pr_err("leaking %u pages at pfn %#lx: their key could not be reset\n",
-		       1U << order, page_to_pfn(page));
+	if (ret && !(may_keep && ret == -EBUSY))
+		pr_err("leaking %u pages at pfn %#lx: their key could not be reset (%d)\n",
+		       1U << order, page_to_pfn(page), ret);
 	return ret;
 }
 
-static void kpkeys_unkey_and_free(struct page *page, unsigned int order)
+static int kpkeys_unkey(struct page *page, unsigned int order)
 {
-	if (!kpkeys_unkey(page, order))
+	return __kpkeys_unkey(page, order, false);
+}
+
+/*
+ * Give back a block whose keying failed with @ret: as it is after a
+ * refusal (nothing changed; unkeying would be refused too), else unkeyed
+ * first.  Return: true if the block was freed, false if it was leaked.
+ */
+static bool kpkeys_give_back(struct page *page, unsigned int order, int ret)
+{
+	if (kpkeys_key_refused(ret)) {
 		__free_pages(page, order);
+		return true;
+	}
+	if (kpkeys_unkey(page, order))
+		return false;
+	__free_pages(page, order);
+	return true;
 }
 
 /* The pool */
@@ -270,7 +304,7 @@ static int kpkeys_pool_key_bootstrap(void)
 
 /*
  * Key @block and add its pages to the pool; refill_lock held.  On failure
- * the caller gives the block back with kpkeys_unkey_and_free() after
+ * the caller gives the block back with kpkeys_give_back() after
  * dropping refill_lock: unkeying may split a mapping and so allocate a
  * page table, which may refill.  The PTPs the keying allocates for splits
  * (through the refiller path) do not enter direct reclaim, which could
@@ -338,7 +372,7 @@ static int kpkeys_pool_refill(void)
 	ret = kpkeys_pool_add_block(block, order);
 	mutex_unlock(&kpkeys_pool.refill_lock);
 	if (ret)
-		kpkeys_unkey_and_free(block, order);
+		kpkeys_give_back(block, order, ret);
 	return ret;
 }
 
@@ -371,7 +405,7 @@ int kpkeys_pool_refill_failing(unsigned int *keyed, unsigned int *nr)
 	if (!ret)
 		return -EINVAL;
 
-	/* kpkeys_unkey_and_free(), looked at before the free. */
+	/* kpkeys_give_back(), looked at before the free. */
 	*keyed = 0;
 	if (!kpkeys_unkey(block, KPKEYS_POOL_BLOCK_ORDER)) {
 		for (i = 0; i < KPKEYS_POOL_BLOCK; i++)
@@ -384,6 +418,39 @@ int kpkeys_pool_refill_failing(unsigned int *keyed, unsigned int *nr)
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(kpkeys_pool_refill_failing);
+
+/**
+ * kpkeys_pool_refill_refused() - a refill whose keying is refused (KUnit)
+ * @leaked: set if the refill's failure path leaked the block
+ *
+ * Every keying is refused meanwhile, as arm64's set_memory_pkey() refuses
+ * them (-EBUSY) until the secondary CPUs are known.
+ *
+ * Return: the refill's error, -EBUSY for the refusal.
+ */
+int kpkeys_pool_refill_refused(bool *leaked)
+{
+	struct page *block;
+	int ret;
+
+	block = alloc_pages(GFP_KERNEL, KPKEYS_POOL_BLOCK_ORDER);
+	if (!block)
+		return -ENOMEM;
+
+	WRITE_ONCE(kpkeys_refuse_keys, true);
+	mutex_lock(&kpkeys_pool.refill_lock);
+	ret = kpkeys_pool_add_block(block, KPKEYS_POOL_BLOCK_ORDER);
+	mutex_unlock(&kpkeys_pool.refill_lock);
+	*leaked = ret && !kpkeys_give_back(block, KPKEYS_POOL_BLOCK_ORDER, ret);
+	WRITE_ONCE(kpkeys_refuse_keys, false);
+	if (!ret) {
+		/* Not refused: the block is in the pool now, and stays. */
+		*leaked = false;
+		return -EINVAL;
+	}
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(kpkeys_pool_refill_refused);
 #endif
 
 static void kpkeys_pool_refill_work(struct work_struct *work)
@@ -402,6 +469,7 @@ static unsigned long kpkeys_pool_trim(unsigned long keep, unsigned long nr)
 	while (done < nr) {
 		struct page *page = NULL;
 		unsigned long flags;
+		int ret;
 
 		spin_lock_irqsave(&kpkeys_pool.lock, flags);
 		if (kpkeys_pool.count > keep) {
@@ -413,7 +481,18 @@ static unsigned long kpkeys_pool_trim(unsigned long keep, unsigned long nr)
 		spin_unlock_irqrestore(&kpkeys_pool.lock, flags);
 		if (!page)
 			break;
-		kpkeys_unkey_and_free(page, 0);
+		ret = __kpkeys_unkey(page, 0, true);
+		if (ret == -EBUSY) {
+			/* Still keyed: back in the pool, trimmed later. */
+			spin_lock_irqsave(&kpkeys_pool.lock, flags);
+			list_add_tail(&page->lru, &kpkeys_pool.pages);
+			kpkeys_pool.count++;
+			spin_unlock_irqrestore(&kpkeys_pool.lock, flags);
+			break;
+		}
+		/* Freed, or leaked (and said so). */
+		if (!ret)
+			__free_page(page);
 		done++;
 	}
 	return done;
@@ -429,8 +508,23 @@ static void kpkeys_pool_trim_work(struct work_struct *work)
 	list_splice_init(&kpkeys_pool.deferred, &deferred);
 	spin_unlock_irqrestore(&kpkeys_pool.lock, flags);
 	list_for_each_entry_safe(page, next, &deferred, lru) {
+		unsigned int order = compound_order(page);
+		int ret;
+
 		list_del_init(&page->lru);
-		kpkeys_unkey_and_free(page, compound_order(page));
+		ret = __kpkeys_unkey(page, order, true);
+		if (ret == -EBUSY) {
+			/* Still keyed: kept for the next trim. */
+			list_add(&page->lru, &deferred);
+			break;
+		}
+		if (!ret)
+			__free_pages(page, order);
+	}
+	if (!list_empty(&deferred)) {
+		spin_lock_irqsave(&kpkeys_pool.lock, flags);
+		list_splice(&deferred, &kpkeys_pool.deferred);
+		spin_unlock_irqrestore(&kpkeys_pool.lock, flags);
 	}
 
 	kpkeys_pool_trim(xchg(&kpkeys_pool.trim_to, KPKEYS_POOL_HIGH / 2),
@@ -475,6 +569,10 @@ struct page *kpkeys_pgtable_alloc(gfp_t gfp, unsigned int order)
 	bool blocking = gfpflags_allow_blocking(gfp);
 	struct page *page;
 
+	/* Not every guard is patched yet: see kpkeys_pgtables_live. */
+	if (unlikely(!READ_ONCE(kpkeys_pgtables_live)))
+		return alloc_pages_noprof(gfp, order);
+
 	if (order) {
 		if (!blocking) {
 			pr_warn_ratelimited("order-%u page-table allocation that cannot sleep: not supported\n",
@@ -482,10 +580,14 @@ struct page *kpkeys_pgtable_alloc(gfp_t gfp, unsigned int order)
 			return NULL;
 		}
 		page = alloc_pages_noprof(gfp, order);
-		if (page && kpkeys_key_pages(page, 1U << order,
-					     KPKEYS_PKEY_PGTABLES)) {
-			kpkeys_unkey_and_free(page, order);
-			page = NULL;
+		if (page) {
+			int ret = kpkeys_key_pages(page, 1U << order,
+						   KPKEYS_PKEY_PGTABLES);
+
+			if (ret) {
+				kpkeys_give_back(page, order, ret);
+				page = NULL;
+			}
 		}
 		return page;
 	}
@@ -584,7 +686,9 @@ static struct shrinker *kpkeys_pool_shrinker;
 /**
  * kpkeys_pool_init() - fill the pool before hardened page tables start
  *
- * A few refill failures are tolerated (fail_kpkeys_pool injects them).
+ * A few refill failures are tolerated (fail_kpkeys_pool injects them),
+ * but not -EOPNOTSUPP: set_memory_pkey() cannot key the linear map on
+ * this system, and retrying would only say so again.
  *
  * Return: 0, or the error of the last refill.
  */
@@ -596,7 +700,8 @@ int __init kpkeys_pool_init(void)
 	INIT_WORK(&kpkeys_pool.trim_work, kpkeys_pool_trim_work);
 	for (tries = 0; kpkeys_pool.count < KPKEYS_POOL_LOW;) {
 		ret = kpkeys_pool_refill();
-		if (ret && ++tries == KPKEYS_POOL_INIT_TRIES)
+		if (ret == -EOPNOTSUPP ||
+		    (ret && ++tries == KPKEYS_POOL_INIT_TRIES))
 			return ret;
 	}
 	return 0;

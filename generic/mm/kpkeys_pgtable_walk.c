@@ -115,6 +115,9 @@ static void kpkeys_walk_pud(struct kpkeys_walk *w, p4d_t *p4dp)
 		    pud_bad(pud))
 			continue;
 		kpkeys_walk_pmd(w, base + i);
+		/* Keying walks hold no lock; a big linear map takes a while. */
+		if (w->key)
+			cond_resched();
 	}
 }
 
@@ -140,7 +143,9 @@ static void kpkeys_walk_pgd(struct kpkeys_walk *w, pgd_t *pgd,
 {
 	unsigned long i;
 
-	kpkeys_walk_table(w, pgd, NULL, WALK_PGD);
+	/* A top-level table may span pages (powerpc radix, 4K pages: 16). */
+	for (i = 0; i < PTRS_PER_PGD; i += PAGE_SIZE / sizeof(pgd_t))
+		kpkeys_walk_table(w, pgd + i, NULL, WALK_PGD);
 	for (i = 0; i < nr; i++) {
 		pgd_t entry = pgdp_get(pgd + i);
 
@@ -198,8 +203,10 @@ static void __kpkeys_walk_kernel(struct kpkeys_walk *w)
 }
 
 /*
- * The enable-time walk (@w->key) runs alone, before SMP, and must not
- * hold init_mm's lock: set_memory_pkey() takes it.
+ * A keying walk (@w->key: at enable time, alone before SMP, and after an
+ * unkeyed window, at boot before any driver probes) must not hold
+ * init_mm's lock, which x86's set_memory_pkey() takes; it relies on
+ * nothing freeing kernel page tables meanwhile.
  */
 void kpkeys_walk_kernel(struct kpkeys_walk *w)
 {
@@ -234,6 +241,13 @@ static void kpkeys_walk_user(struct kpkeys_walk *w, struct mm_struct *mm)
  */
 bool kpkeys_pgtable_keyed(const void *table)
 {
+	/*
+	 * A table written through an alias of its own (arm64 writes boot
+	 * and hotplug tables through the fixmap) has no struct page to go
+	 * by here: not reported.
+	 */
+	if (!__is_kernel((unsigned long)table) && !virt_addr_valid(table))
+		return false;
 	return kpkeys_page_keyed(kpkeys_table_page(table));
 }
 EXPORT_SYMBOL_IF_KUNIT(kpkeys_pgtable_keyed);

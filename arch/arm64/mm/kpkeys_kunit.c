@@ -15,6 +15,8 @@
 #include <linux/sched/mm.h>
 #include <linux/smp.h>
 #include <linux/workqueue.h>
+#include <asm/fixmap.h>
+#include <asm/sections.h>
 #include <asm/sysreg.h>
 
 /* POR_EL1 with fields 1-6 RWX (7): field 0 RWX, field 7 R (1) or RW (5). */
@@ -149,6 +151,87 @@ static void pgtable_page_has_poindex_7(struct kunit *test)
 }
 
 /*
+ * Check the image alias of one table that init_mm reaches: a table in
+ * the kernel image (the fixmap's bm_pud/bm_pmd/bm_pte, those built in
+ * init_pg_dir) is written through that alias, so its entry there must
+ * carry POIndex 7 as its linear-map entry does.  @table is a linear-map
+ * address.  Returns 1 if the table is in the image.
+ */
+static int check_image_alias(struct kunit *test, const void *table,
+			     const char *what, unsigned long addr)
+{
+	phys_addr_t pa = __pa((unsigned long)table & PAGE_MASK);
+	unsigned long va;
+	u64 pte, poindex;
+
+	if (pa < __pa_symbol(_text) || pa >= __pa_symbol(_end))
+		return 0;
+	va = (unsigned long)__phys_to_kimg(pa);
+	pte = linear_map_pte(va);
+	poindex = FIELD_GET(TEST_POINDEX, pte);
+	KUNIT_EXPECT_EQ_MSG(test, poindex, 7,
+			    "%s table of %#lx at %#lx (image alias): entry %#llx",
+			    what, addr, va, pte);
+	return 1;
+}
+
+/*
+ * Tables inside the kernel image are keyed in the image mapping too:
+ * otherwise the fixmap's PTE table, written through its image address,
+ * could map any page at any level.  The walker and pgtable_page_has_poindex_7
+ * look at the linear alias only.  swapper_pg_dir is left out: it is in
+ * the image's read-only data, written through the fixmap (FIX_PGDIR), and
+ * the PGD level is the only one whose pointer is an image address.
+ */
+static void image_pgtables_keyed_in_image_alias(struct kunit *test)
+{
+	unsigned long addrs[] = { FIXADDR_TOT_START, (unsigned long)_stext,
+				  (unsigned long)_sdata };
+	bool fixmap_pte_in_image = false;
+	int i, in_image = 0;
+
+	require_backend(test);
+	if (!kpkeys_hardened_pgtables_enabled())
+		kunit_skip(test, "hardened page tables are off (see the boot log)");
+
+	for (i = 0; i < ARRAY_SIZE(addrs); i++) {
+		unsigned long addr = addrs[i];
+		pgd_t *pgdp = pgd_offset_k(addr);
+		p4d_t *p4dp;
+		pud_t *pudp;
+		pmd_t *pmdp;
+		pte_t *ptep;
+
+		if (pgd_none(pgdp_get(pgdp)))
+			continue;
+		p4dp = p4d_offset(pgdp, addr);
+		if ((void *)p4dp != (void *)pgdp)
+			in_image += check_image_alias(test, p4dp, "P4D", addr);
+		if (p4d_none(p4dp_get(p4dp)))
+			continue;
+		pudp = pud_offset(p4dp, addr);
+		if ((void *)pudp != (void *)p4dp)
+			in_image += check_image_alias(test, pudp, "PUD", addr);
+		if (pud_none(pudp_get(pudp)) || pud_leaf(pudp_get(pudp)))
+			continue;
+		pmdp = pmd_offset(pudp, addr);
+		if ((void *)pmdp != (void *)pudp)
+			in_image += check_image_alias(test, pmdp, "PMD", addr);
+		if (pmd_none(pmdp_get(pmdp)) || pmd_leaf(pmdp_get(pmdp)))
+			continue;
+		ptep = pte_offset_kernel(pmdp, addr);
+		if (check_image_alias(test, ptep, "PTE", addr)) {
+			in_image++;
+			/* bm_pte, in .pgtbl: the fixmap's own PTE table. */
+			fixmap_pte_in_image |= addr == FIXADDR_TOT_START;
+		}
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, fixmap_pte_in_image,
+			      "the fixmap's PTE table was not found in the kernel image");
+	kunit_info(test, "%d tables in the kernel image checked\n", in_image);
+}
+
+/*
  * A new mm has POIndex 7 marked allocated, so pkey_alloc() never returns
  * it, and yet not allocated to user space: pkey_mprotect() and
  * pkey_free() refuse it.
@@ -207,6 +290,7 @@ static struct kunit_case kpkeys_arm64_cases[] = {
 	KUNIT_CASE(every_cpu_has_poe_at_default),
 	KUNIT_CASE(unmanaged_fields_survive_a_switch),
 	KUNIT_CASE(pgtable_page_has_poindex_7),
+	KUNIT_CASE(image_pgtables_keyed_in_image_alias),
 	KUNIT_CASE(user_cannot_get_poindex_7),
 	{}
 };

@@ -2,7 +2,8 @@
 /*
  * kpkeys hooks of the entry code (generic entry, softirqs, the arch paths
  * outside generic entry), the scheduler, fork and the checker.  Only those
- * include this header; everything else uses <linux/kpkeys.h>.
+ * and the tests of these hooks include this header; everything else uses
+ * <linux/kpkeys.h>.
  *
  * Exception entry from kernel mode runs the handler at the default level
  * and outside any batched lazy MMU section: the interrupted code may have
@@ -14,10 +15,23 @@
 #ifndef _LINUX_KPKEYS_ENTRY_H
 #define _LINUX_KPKEYS_ENTRY_H
 
-#include <linux/kpkeys.h>
+#include <linux/kpkeys_check.h>
 #include <linux/sched.h>
 
 #ifdef CONFIG_KPKEYS
+
+/*
+ * Counting in noinstr code with interrupts off (or in softirq entry):
+ * raw_cpu_inc(), which the generic percpu code does not wrap in
+ * preempt_disable_notrace()/preempt_enable_notrace().
+ */
+static __always_inline void kpkeys_stat_inc_entry(enum kpkeys_stat stat)
+{
+#ifdef CONFIG_KPKEYS_STATS
+	if (kpkeys_stats_enabled())
+		raw_cpu_inc(kpkeys_stats[stat]);
+#endif
+}
 
 #ifdef CONFIG_KPKEYS_CHECK
 void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save);
@@ -30,37 +44,36 @@ static __always_inline void kpkeys_check_irqentry_exit(const struct kpkeys_check
 #if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
 /*
  * Leave the batched section for the handler: its page-table writes switch
- * for themselves, since entry gave it the default level.  The task's flag
- * is cleared too, so that the batching does not come back if the handler
- * sleeps and the task is switched in again.  The two are saved apart: an
- * NMI in the middle of a context switch finds this CPU's flag already
- * following the next task while current is still the previous one.
+ * for themselves, since entry gave it the default level.  The task's state
+ * is what the guard reads, and clearing it also keeps the batching from
+ * coming back if the handler sleeps and the task is switched in again.
  */
-static __always_inline void kpkeys_batching_irqentry_enter(u8 *save)
+static __always_inline void
+kpkeys_batching_irqentry_enter(struct kpkeys_irqentry_state *state)
 {
 	struct kpkeys_lazy_mmu *lazy = &current->lazy_mmu_state.kpkeys;
 
-	*save = 0;
-	if (lazy->batching) {
-		*save |= KPKEYS_IRQENTRY_BATCHING_TASK;
-		lazy->batching = false;
-	}
-	if (raw_cpu_read(kpkeys_pgtables_batching)) {
-		*save |= KPKEYS_IRQENTRY_BATCHING_CPU;
-		raw_cpu_write(kpkeys_pgtables_batching, false);
-	}
+	state->batching = lazy->batching;
+	if (state->batching != KPKEYS_BATCH_NONE)
+		WRITE_ONCE(lazy->batching, KPKEYS_BATCH_NONE);
 }
 
-static __always_inline void kpkeys_batching_irqentry_exit(u8 save)
+/*
+ * Exactly as entry found it, whatever the handler left: a handler in task
+ * context shares the interrupted task's lazy MMU state, and one that
+ * resumed it (lazy_mmu_mode_pause() and _resume(), as KASAN's vmalloc
+ * shadow does) would make the interrupted section pending or active
+ * behind its back.
+ */
+static __always_inline void
+kpkeys_batching_irqentry_exit(const struct kpkeys_irqentry_state *state)
 {
-	if (save & KPKEYS_IRQENTRY_BATCHING_TASK)
-		current->lazy_mmu_state.kpkeys.batching = true;
-	if (save & KPKEYS_IRQENTRY_BATCHING_CPU)
-		raw_cpu_write(kpkeys_pgtables_batching, true);
+	WRITE_ONCE(current->lazy_mmu_state.kpkeys.batching, state->batching);
 }
 #else
-static __always_inline void kpkeys_batching_irqentry_enter(u8 *save) {}
-static __always_inline void kpkeys_batching_irqentry_exit(u8 save) {}
+static __always_inline void kpkeys_batching_irqentry_enter(struct kpkeys_irqentry_state *state) {}
+static __always_inline void
+kpkeys_batching_irqentry_exit(const struct kpkeys_irqentry_state *state) {}
 #endif
 
 /**
@@ -75,22 +88,36 @@ static __always_inline void kpkeys_batching_irqentry_exit(u8 save) {}
  */
 static __always_inline u64 kpkeys_enter_default(void)
 {
+	u64 reg;
+
 	if (!arch_kpkeys_enabled())
 		return KPKEYS_PKEY_REG_INVAL;
-	return kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	reg = kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	if (reg != KPKEYS_PKEY_REG_INVAL)
+		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
+	return reg;
 }
 
 /**
  * kpkeys_leave_default() - undo kpkeys_enter_default()
  * @reg: what it returned
  *
- * A saved value that no level produces (it was kept in writable memory)
- * is not restored: the default level stays.
+ * The register gets back exactly what kpkeys_enter_default() found,
+ * whatever the code in between left in it: %KPKEYS_PKEY_REG_INVAL means
+ * the default level was there, and it is put back (a handler that
+ * switched without restoring, or that resumed the interrupted task's lazy
+ * MMU section, leaves nothing behind).  A saved value that no level
+ * produces (it was kept in writable memory) is not restored: the default
+ * level is put back instead.
  */
 static __always_inline void kpkeys_leave_default(u64 reg)
 {
-	if (reg != KPKEYS_PKEY_REG_INVAL && kpkeys_managed_valid(reg))
-		kpkeys_switch_managed(reg);
+	if (!arch_kpkeys_enabled())
+		return;
+	if (reg == KPKEYS_PKEY_REG_INVAL || !kpkeys_managed_valid(reg))
+		reg = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+	if (kpkeys_switch_managed(reg) != KPKEYS_PKEY_REG_INVAL)
+		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
 }
 
 /**
@@ -102,12 +129,33 @@ static __always_inline void kpkeys_leave_default(u64 reg)
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state)
 {
 	state->reg = kpkeys_enter_default();
-	kpkeys_batching_irqentry_enter(&state->batching);
+	kpkeys_batching_irqentry_enter(state);
 	kpkeys_check_irqentry_enter(&state->check);
 }
 
 /**
- * kpkeys_irqentry_nmi_enter() - NMI-class entry (NMI, #MC, kernel #DB)
+ * kpkeys_softirq_enter() - softirqs run from local_bh_enable()
+ * @state: where to save what the softirqs must not inherit
+ *
+ * The softirqs borrow the context of whoever enabled bottom halves, at
+ * its level and, inside a lazy MMU section, batching: they get the
+ * default level and no batching, as exception entry gives a handler.
+ * Interrupts are disabled.
+ */
+static __always_inline void kpkeys_softirq_enter(struct kpkeys_irqentry_state *state)
+{
+	state->reg = kpkeys_enter_default();
+	kpkeys_batching_irqentry_enter(state);
+}
+
+static __always_inline void kpkeys_softirq_exit(const struct kpkeys_irqentry_state *state)
+{
+	kpkeys_batching_irqentry_exit(state);
+	kpkeys_leave_default(state->reg);
+}
+
+/**
+ * kpkeys_irqentry_nmi_enter() - NMI-class entry (irqentry_nmi_enter())
  * @state: where to save what the handler must not inherit
  *
  * Interrupts off do not keep NMIs out of the window between an
@@ -122,13 +170,22 @@ static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_sta
 	u64 def = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
 
 	state->reg = KPKEYS_PKEY_REG_INVAL;
-	if (arch_kpkeys_enabled()) {
+	/*
+	 * Without hardened page tables, kpkeys' only user, no level is
+	 * entered (but by the kpkeys KUnit tests), so a copy that says
+	 * "default" is the register: NMIs (the watchdog, perf sampling)
+	 * then write nothing.
+	 */
+	if (arch_kpkeys_enabled() &&
+	    (kpkeys_hardened_pgtables_enabled() ||
+	     kpkeys_read_managed() != def)) {
 		u64 prev = kpkeys_force_managed(def);
 
+		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
 		if (prev != def)
 			state->reg = prev;
 	}
-	kpkeys_batching_irqentry_enter(&state->batching);
+	kpkeys_batching_irqentry_enter(state);
 	kpkeys_check_irqentry_enter(&state->check);
 }
 
@@ -142,7 +199,7 @@ static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_sta
 static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state)
 {
 	kpkeys_check_irqentry_exit(&state->check);
-	kpkeys_batching_irqentry_exit(state->batching);
+	kpkeys_batching_irqentry_exit(state);
 	kpkeys_leave_default(state->reg);
 }
 
@@ -165,16 +222,15 @@ static __always_inline void kpkeys_exit_to_user_mode(void)
  *
  * Called by the scheduler, interrupts disabled: a task may sleep at a
  * level other than the default, or inside a batched lazy MMU section (arm64
- * does), and the task that runs meanwhile inherits neither.
+ * does), and the task that runs meanwhile inherits neither.  The batching
+ * state is the task's own (&task_struct.lazy_mmu_state), so only the
+ * register is switched here.  From here to switch_to(), current is still
+ * @prev while the register holds @next's level: nothing in between
+ * writes a page table.
  */
 static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
 						struct task_struct *next)
 {
-#if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
-	if (static_branch_unlikely(&kpkeys_pgtables_batching_key))
-		this_cpu_write(kpkeys_pgtables_batching,
-			       next->lazy_mmu_state.kpkeys.batching);
-#endif
 #ifdef CONFIG_ARCH_HAS_KPKEYS
 	if (arch_kpkeys_enabled()) {
 		u64 next_bits = next->kpkeys_pkey_reg;
@@ -184,6 +240,8 @@ static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
 		if (!kpkeys_managed_valid(next_bits))
 			next_bits = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
 		prev_bits = kpkeys_switch_managed(next_bits);
+		if (prev_bits != KPKEYS_PKEY_REG_INVAL)
+			kpkeys_stat_inc_entry(KPKEYS_STAT_SCHED_REG_WRITES);
 		prev->kpkeys_pkey_reg = prev_bits == KPKEYS_PKEY_REG_INVAL ?
 					next_bits : prev_bits;
 	}
@@ -217,6 +275,8 @@ static __always_inline u64 kpkeys_enter_default(void)
 
 static __always_inline void kpkeys_leave_default(u64 reg) {}
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state) {}
+static __always_inline void kpkeys_softirq_enter(struct kpkeys_irqentry_state *state) {}
+static __always_inline void kpkeys_softirq_exit(const struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_exit_to_user_mode(void) {}

@@ -37,4 +37,37 @@ struct kpkeys_check_state {
 	u8 depth;
 };
 
+/* struct kpkeys_lazy_mmu.batching */
+#define KPKEYS_BATCH_NONE	0	/* not in a batched lazy MMU section */
+#define KPKEYS_BATCH_PENDING	1	/* in one, no page-table write yet */
+#define KPKEYS_BATCH_ACTIVE	2	/* in one, at %KPKEYS_LVL_PGTABLES */
+
+/**
+ * struct kpkeys_lazy_mmu - batching state of a task's lazy MMU section
+ * @saved: the state the section's first page-table write replaced, when
+ *	it entered %KPKEYS_LVL_PGTABLES (%KPKEYS_BATCH_ACTIVE)
+ * @batching: %KPKEYS_BATCH_*, for the section entered and not paused
+ */
+struct kpkeys_lazy_mmu {
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+	struct kpkeys_saved saved;
+	u8 batching;
+#endif
+};
+
+/**
+ * struct kpkeys_irqentry_state - what exception entry saves (irqentry_state_t)
+ * @reg: the managed bits of the pkey register entry replaced by the
+ *	default level's, or %KPKEYS_PKEY_REG_INVAL
+ * @batching: the interrupted task's %KPKEYS_BATCH_* state, which entry
+ *	cleared and exit puts back
+ * @check: the interrupted context's level in the software checker
+ */
+
+struct kpkeys_irqentry_state {
+	u64 reg;
+	u8 batching;
+	struct kpkeys_check_state check;
+};
+
 #endif /* _LINUX_KPKEYS_TYPES_H */

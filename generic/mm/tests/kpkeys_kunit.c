@@ -9,10 +9,20 @@
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
-#include <linux/kpkeys.h>
+#include <linux/interrupt.h>
+#include <linux/irq_work.h>
+#include <linux/kpkeys_check.h>
+#include <linux/kpkeys_entry.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/pgtable.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "kpkeys_test.h"
 
 MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
 
@@ -43,10 +53,32 @@ static void expect_level(struct kunit *test, int level)
 #endif
 #ifdef CONFIG_ARCH_HAS_KPKEYS
 	if (arch_kpkeys_enabled())
-		KUNIT_EXPECT_EQ(test, arch_kpkeys_read_pkey_reg(),
+		KUNIT_EXPECT_EQ(test, arch_kpkeys_read_pkey_reg_hw() & KPKEYS_PKEY_REG_MASK,
 				level == KPKEYS_LVL_DEFAULT ?
 				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT) :
 				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+#endif
+}
+
+/*
+ * The managed bits of the pkey register itself (RDMSR, MRS, mfspr; not a
+ * cached copy) where the hardware is in use, else "not observable".
+ */
+static __maybe_unused u64 observed_reg(void)
+{
+#ifdef CONFIG_ARCH_HAS_KPKEYS
+	if (arch_kpkeys_enabled())
+		return arch_kpkeys_read_pkey_reg_hw() & KPKEYS_PKEY_REG_MASK;
+#endif
+	return KPKEYS_PKEY_REG_INVAL;
+}
+
+static __maybe_unused void expect_default_reg(struct kunit *test, u64 reg)
+{
+#ifdef CONFIG_ARCH_HAS_KPKEYS
+	if (arch_kpkeys_enabled())
+		KUNIT_EXPECT_EQ(test, reg,
+				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
 #endif
 }
 
@@ -133,12 +165,881 @@ static void cond_guard_switches_only_when_asked(struct kunit *test)
 	expect_level(test, KPKEYS_LVL_DEFAULT);
 }
 
+#ifdef KPKEYS_TEST_WRITE_WINDOW
+/*
+ * The architecture writes a copy of the pkey register and then the
+ * register (x86: the per-CPU PKRS copy, then the MSR).  Entry and the
+ * scheduler trust the copy, so the two writes must be atomic with respect
+ * to interrupts and preemption.  The hook between them lets these cases
+ * take an interrupt, or sleep, exactly there, while restoring the default
+ * level from the page-table level: the copy already says "default", the
+ * register does not yet.  What runs in the window must see the default in
+ * the register itself.
+ */
+DEFINE_STATIC_KEY_FALSE(kpkeys_test_write_window_key);
+
+enum kpkeys_window_mode { KPKEYS_WINDOW_IRQ, KPKEYS_WINDOW_SLEEP };
+
+static struct kpkeys_window {
+	struct task_struct *task;
+	enum kpkeys_window_mode mode;
+	bool armed;
+	bool hit;
+	bool acted;	/* the IRQ was raised, or the task slept, in the window */
+	bool irqs_off;	/* interrupts were off in the window */
+	struct irq_work work;
+	bool irq_ran;
+	u64 irq_reg;
+	struct completion go, done;
+	u64 other_reg;
+} kpkeys_window;
+
+void kpkeys_test_write_window(void)
+{
+	struct kpkeys_window *w = &kpkeys_window;
+
+	if (!READ_ONCE(w->armed) || current != w->task || in_interrupt())
+		return;
+	/* Only the write of the default level: the copy holds it already. */
+	if ((arch_kpkeys_read_pkey_reg() & KPKEYS_PKEY_REG_MASK) !=
+	    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT))
+		return;
+	WRITE_ONCE(w->armed, false);
+	w->hit = true;
+	w->irqs_off = irqs_disabled();
+	if (w->mode == KPKEYS_WINDOW_IRQ) {
+		/* A self-IPI: taken as soon as interrupts are on. */
+		w->acted = irq_work_queue(&w->work);
+	} else if (preemptible()) {
+		/* Let the other task run on this CPU, here. */
+		w->acted = true;
+		complete(&w->go);
+		wait_for_completion(&w->done);
+	}
+}
+
+static void kpkeys_window_irq_fn(struct irq_work *work)
+{
+	kpkeys_window.irq_reg = observed_reg();
+	/* Published to the test by irq_work_sync(). */
+	WRITE_ONCE(kpkeys_window.irq_ran, true);
+}
+
+static int kpkeys_window_other_fn(void *data)
+{
+	struct kpkeys_window *w = data;
+
+	wait_for_completion(&w->go);
+	w->other_reg = observed_reg();
+	complete(&w->done);
+	return 0;
+}
+
+static void require_write_window(struct kunit *test)
+{
+	if (!arch_kpkeys_enabled())
+		kunit_skip(test, "no pkey hardware in use: no register to read");
+}
+
+static void arm_write_window(enum kpkeys_window_mode mode)
+{
+	struct kpkeys_window *w = &kpkeys_window;
+
+	memset(w, 0, sizeof(*w));
+	w->task = current;
+	w->mode = mode;
+	/* Hard: a real interrupt, also on PREEMPT_RT. */
+	w->work = IRQ_WORK_INIT_HARD(kpkeys_window_irq_fn);
+	init_completion(&w->go);
+	init_completion(&w->done);
+	static_branch_enable(&kpkeys_test_write_window_key);
+}
+
+static void interrupt_in_reg_write_window_sees_default(struct kunit *test)
+{
+	struct kpkeys_window *w = &kpkeys_window;
+	struct kpkeys_saved saved;
+
+	require_write_window(test);
+	if (!arch_irq_work_has_interrupt())
+		kunit_skip(test, "no self-interrupt for irq_work on this machine");
+
+	arm_write_window(KPKEYS_WINDOW_IRQ);
+	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	WRITE_ONCE(w->armed, true);
+	kpkeys_restore_pkey_reg(saved);
+	WRITE_ONCE(w->armed, false);
+	irq_work_sync(&w->work);
+	static_branch_disable(&kpkeys_test_write_window_key);
+
+	KUNIT_ASSERT_TRUE_MSG(test, w->hit, "the restore never reached the hook");
+	KUNIT_EXPECT_TRUE_MSG(test, w->irqs_off,
+			      "interrupts were on between the PKRS copy and MSR writes");
+	KUNIT_ASSERT_TRUE(test, w->acted);
+	KUNIT_ASSERT_TRUE_MSG(test, READ_ONCE(w->irq_ran), "the interrupt never came");
+	KUNIT_EXPECT_EQ_MSG(test, w->irq_reg,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "an interrupt in the write window ran with the page-table level in the register");
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+static void preemption_in_reg_write_window_sees_default(struct kunit *test)
+{
+	struct kpkeys_window *w = &kpkeys_window;
+	struct task_struct *other;
+	struct kpkeys_saved saved;
+
+	require_write_window(test);
+
+	arm_write_window(KPKEYS_WINDOW_SLEEP);
+	other = kthread_create(kpkeys_window_other_fn, w, "kpkeys_window");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(other));
+	/* Both tasks on this CPU: a real context switch between them. */
+	migrate_disable();
+	kthread_bind(other, smp_processor_id());
+	wake_up_process(other);
+
+	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	WRITE_ONCE(w->armed, true);
+	kpkeys_restore_pkey_reg(saved);
+	WRITE_ONCE(w->armed, false);
+	if (!w->acted) {
+		/* The window could not sleep: run the other task now. */
+		complete(&w->go);
+		wait_for_completion(&w->done);
+	}
+	migrate_enable();
+	static_branch_disable(&kpkeys_test_write_window_key);
+
+	KUNIT_ASSERT_TRUE_MSG(test, w->hit, "the restore never reached the hook");
+	KUNIT_EXPECT_TRUE_MSG(test, w->irqs_off,
+			      "the write window could be preempted");
+	kunit_info(test, "the write window was %s\n",
+		   w->acted ? "preemptible: the other task ran inside it" :
+		   "not preemptible: the other task ran after it");
+	KUNIT_EXPECT_EQ_MSG(test, w->other_reg,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "a task switched in during the write window ran with the page-table level");
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+#endif /* KPKEYS_TEST_WRITE_WINDOW */
+
+/*
+ * Softirqs run from local_bh_enable() borrow the context of whoever
+ * enables bottom halves, at whatever level that code is: they must run at
+ * the default level all the same.
+ */
+struct kpkeys_softirq_probe {
+	struct tasklet_struct tasklet;
+	struct task_struct *task;
+	u64 reg;
+	bool in_softirq;
+	bool batched;
+	bool ran;
+};
+
+static void kpkeys_softirq_probe_fn(struct tasklet_struct *t)
+{
+	struct kpkeys_softirq_probe *probe =
+		container_of(t, struct kpkeys_softirq_probe, tasklet);
+
+	probe->batched = kpkeys_pgtables_batched();
+	probe->reg = observed_reg();
+	probe->in_softirq = in_serving_softirq();
+	probe->task = current;
+	probe->ran = true;
+}
+
+static void softirq_from_bh_enable_runs_at_default(struct kunit *test)
+{
+	struct kpkeys_softirq_probe probe = {};
+
+	if (!arch_kpkeys_enabled())
+		kunit_skip(test,
+			   "no pkey hardware in use: the checker already gives softirqs their own default level");
+
+	tasklet_setup(&probe.tasklet, kpkeys_softirq_probe_fn);
+	scoped_guard(kpkeys_test_pgtables) {
+		local_bh_disable();
+		tasklet_schedule(&probe.tasklet);
+		/* Runs the tasklet here, in this task's context. */
+		local_bh_enable();
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	}
+	tasklet_kill(&probe.tasklet);
+
+	KUNIT_ASSERT_TRUE(test, probe.ran);
+	KUNIT_ASSERT_PTR_EQ_MSG(test, probe.task, current,
+				"the tasklet ran in another task (ksoftirqd?), not from local_bh_enable()");
+	kunit_info(test, "the tasklet ran %s\n", probe.in_softirq ?
+		   "as a softirq" : "not as a softirq");
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "a softirq run from local_bh_enable() ran at the caller's level");
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+#if defined(CONFIG_ARCH_HAS_KPKEYS) && defined(CONFIG_HOTPLUG_CPU)
+struct kpkeys_cpu_probe {
+	u64 hw, copy;
+};
+
+static void kpkeys_cpu_probe_fn(void *arg)
+{
+	struct kpkeys_cpu_probe *probe = arg;
+
+	probe->hw = observed_reg();
+	probe->copy = arch_kpkeys_read_pkey_reg() & KPKEYS_PKEY_REG_MASK;
+}
+
+/*
+ * A CPU brought up again (x86: cr4_init(), then setup_pks()) runs at the
+ * default level, and its register and its copy agree.
+ */
+static void cpu_comes_up_at_default(struct kunit *test)
+{
+	struct kpkeys_cpu_probe probe;
+	int cpu, ret;
+
+	if (!arch_kpkeys_enabled())
+		kunit_skip(test, "no pkey hardware in use");
+	cpu = cpumask_last(cpu_online_mask);
+	if (cpu == 0)
+		kunit_skip(test, "one CPU online: none to take down and bring up");
+	ret = remove_cpu(cpu);
+	if (ret)
+		kunit_skip(test, "cannot take CPU %d offline: %d", cpu, ret);
+	ret = add_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "CPU %d did not come back", cpu);
+	ret = smp_call_function_single(cpu, kpkeys_cpu_probe_fn, &probe, 1);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ_MSG(test, probe.hw,
+			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+			    "CPU %d came up at another level", cpu);
+	KUNIT_EXPECT_EQ_MSG(test, probe.copy, probe.hw,
+			    "CPU %d: the register copy disagrees with the register", cpu);
+}
+#else
+static void cpu_comes_up_at_default(struct kunit *test)
+{
+	kunit_skip(test, "needs pkey hardware support and CONFIG_HOTPLUG_CPU");
+}
+#endif
+
+/*
+ * Batching: a lazy MMU section switches once for all the writes in it, at
+ * the first one, and not at all if it has none.
+ */
+
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+/*
+ * The current task's batching state.  Without a lazy MMU mode there is
+ * none (and require_batching() skips every case that uses it).
+ */
+static struct kpkeys_lazy_mmu *task_lazy(void)
+{
+#ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
+	return &current->lazy_mmu_state.kpkeys;
+#else
+	static struct kpkeys_lazy_mmu unused;
+
+	return &unused;
+#endif
+}
+
+static void require_batching(struct kunit *test)
+{
+	if (!kpkeys_hardened_pgtables_enabled())
+		kunit_skip(test,
+			   "hardened page tables are off (see the kpkeys lines of the boot log)");
+	if (!static_branch_unlikely(&kpkeys_pgtables_batching_key))
+		kunit_skip(test, IS_ENABLED(CONFIG_ARCH_HAS_LAZY_MMU_MODE) ?
+			   "batching is off (kpkeys_hardened_pgtables=nobatch)" :
+			   "this architecture has no lazy MMU mode to batch in");
+}
+
+/* Skips the case, saying why, when nothing counts. */
+static void require_stats(struct kunit *test)
+{
+	if (!kpkeys_stats_enabled())
+		kunit_skip(test, "nothing counts: CONFIG_KPKEYS_STATS=n or kpkeys_stats=off");
+}
+
+static unsigned long cpu_stat(enum kpkeys_stat stat)
+{
+#ifdef CONFIG_KPKEYS_STATS
+	return this_cpu_read(kpkeys_stats[stat]);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * With hardened page tables off, kpkeys' only user, NMI-class entry and
+ * exit write no register: the NMI watchdog and perf sampling would pay a
+ * register write each, and the benchmark's "off" column would count them.
+ */
+static void nmi_entry_when_off_writes_nothing(struct kunit *test)
+{
+	struct kpkeys_irqentry_state state;
+	unsigned long flags, writes;
+
+	if (!arch_kpkeys_enabled())
+		kunit_skip(test, "no pkey hardware in use: no register to write");
+	if (kpkeys_hardened_pgtables_enabled())
+		kunit_skip(test, "hardened page tables are on: NMI entry forces the default level");
+	require_stats(test);
+
+	local_irq_save(flags);
+	writes = cpu_stat(KPKEYS_STAT_ENTRY_REG_WRITES);
+	kpkeys_irqentry_nmi_enter(&state);
+	kpkeys_irqentry_exit(&state);
+	writes = cpu_stat(KPKEYS_STAT_ENTRY_REG_WRITES) - writes;
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, writes, 0);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+/* The first page-table write of the current section: it enters the level. */
+static void lazy_section_first_write(void)
+{
+	guard(kpkeys_hardened_pgtables)();
+}
+
+#define KPKEYS_TEST_WRITES	16
+
+static void lazy_section_switches_once(struct kunit *test)
+{
+	unsigned long switches, skipped;
+	int i;
+
+	require_batching(test);
+	require_stats(test);
+
+	/* This CPU's counters: nothing else may count here meanwhile. */
+	preempt_disable();
+	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES);
+	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED);
+	lazy_mmu_mode_enable();
+	for (i = 0; i < KPKEYS_TEST_WRITES; i++) {
+		guard(kpkeys_hardened_pgtables)();
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	}
+	lazy_mmu_mode_disable();
+	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES) - switches;
+	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED) - skipped;
+	preempt_enable();
+
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+	/* The first write switches, for the section; the others are batched. */
+	KUNIT_EXPECT_EQ(test, switches, 1);
+	KUNIT_EXPECT_EQ(test, skipped, KPKEYS_TEST_WRITES - 1);
+}
+
+/*
+ * A softirq run from local_bh_enable() inside a batched section is not
+ * batched: the guard only reads the task's state, and softirq processing
+ * clears it (kpkeys_softirq_enter()) as exception entry does.  Its
+ * page-table writes then switch for themselves, at the default level
+ * the softirq runs at; batched, they would write at the default level.
+ */
+static void softirq_in_lazy_section_is_not_batched(struct kunit *test)
+{
+	struct kpkeys_softirq_probe probe = { .batched = true };
+
+	require_batching(test);
+
+	tasklet_setup(&probe.tasklet, kpkeys_softirq_probe_fn);
+	migrate_disable();
+	lazy_mmu_mode_enable();
+	lazy_section_first_write();
+	local_bh_disable();
+	tasklet_schedule(&probe.tasklet);
+	/* Runs the tasklet here, in this task's context. */
+	local_bh_enable();
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+	lazy_mmu_mode_disable();
+	migrate_enable();
+	tasklet_kill(&probe.tasklet);
+
+	KUNIT_ASSERT_TRUE(test, probe.ran);
+	KUNIT_ASSERT_PTR_EQ_MSG(test, probe.task, current,
+				"the tasklet ran in another task (ksoftirqd?), not from local_bh_enable()");
+	KUNIT_ASSERT_TRUE_MSG(test, probe.in_softirq,
+			      "the tasklet did not run as a softirq");
+	KUNIT_EXPECT_FALSE_MSG(test, probe.batched,
+			       "a softirq run inside a batched section was batched");
+	expect_default_reg(test, probe.reg);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+/*
+ * A pending section outside lazy MMU mode (the state is in task_struct,
+ * writable memory: one forged byte) must not make the next guard enter
+ * the page-table level for a section that never ends: that guard
+ * switches and restores for itself, and says so.
+ */
+static void forged_pending_section_is_not_batched(struct kunit *test)
+{
+	struct kpkeys_lazy_mmu *lazy = task_lazy();
+	bool batching;
+	u8 state;
+
+	require_batching(test);
+	pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
+	preempt_disable();
+	lazy->batching = KPKEYS_BATCH_PENDING;
+	lazy_section_first_write();
+	state = lazy->batching;
+	batching = kpkeys_pgtables_batched();
+	/* Without the check, undo the section the guard opened. */
+	if (state != KPKEYS_BATCH_NONE)
+		kpkeys_lazy_mmu_leave(lazy);
+	preempt_enable();
+
+	KUNIT_EXPECT_EQ_MSG(test, state, KPKEYS_BATCH_NONE,
+			    "the guard took the forged state for a section");
+	KUNIT_EXPECT_FALSE(test, batching);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+/*
+ * kpkeys_lazy_mmu_enter() writes no register: the section's first write
+ * enters the level (__kpkeys_hardened_pgtables_enter()), and a section
+ * without one writes nothing.  Before, entering a section switched, and
+ * a section with a single write cost more than the write alone.
+ */
+static void lazy_section_switches_at_first_write(struct kunit *test)
+{
+	unsigned long switches, writes;
+
+	require_batching(test);
+	require_stats(test);
+
+	/*
+	 * The switches to the page-table level are counted with or without
+	 * pkey hardware; the register writes only with it.
+	 */
+	preempt_disable();
+	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES);
+	writes = cpu_stat(KPKEYS_STAT_REG_WRITES);
+	lazy_mmu_mode_enable();
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+	lazy_mmu_mode_disable();
+	KUNIT_EXPECT_EQ_MSG(test, cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES), switches,
+			    "a section without page-table writes switched");
+	KUNIT_EXPECT_EQ_MSG(test, cpu_stat(KPKEYS_STAT_REG_WRITES), writes,
+			    "a section without page-table writes wrote the register");
+
+	lazy_mmu_mode_enable();
+	scoped_guard(kpkeys_hardened_pgtables)
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	/* The guard's scope is over; the section keeps the level. */
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+	lazy_mmu_mode_disable();
+	KUNIT_EXPECT_EQ(test, cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES) - switches, 1);
+	preempt_enable();
+
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+static void lazy_section_nesting_and_pause(struct kunit *test)
+{
+	require_batching(test);
+
+	preempt_disable();
+	lazy_mmu_mode_enable();
+	lazy_section_first_write();
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+
+	lazy_mmu_mode_enable();
+	lazy_mmu_mode_disable();
+	/* A nested disable leaves the outer section batched. */
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+
+	lazy_mmu_mode_pause();
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+	scoped_guard(kpkeys_hardened_pgtables)
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	/* Enable and disable while paused change nothing. */
+	lazy_mmu_mode_enable();
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	lazy_mmu_mode_disable();
+	lazy_mmu_mode_resume();
+
+	/* Resumed, the section switches again at its next write. */
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+	lazy_section_first_write();
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+	lazy_mmu_mode_disable();
+	preempt_enable();
+
+	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+struct kpkeys_batch_probe {
+	struct hrtimer timer;
+	u64 reg;
+	bool batched;
+	int level;
+	bool fired;
+};
+
+static enum hrtimer_restart kpkeys_batch_probe_fn(struct hrtimer *timer)
+{
+	struct kpkeys_batch_probe *probe =
+		container_of(timer, struct kpkeys_batch_probe, timer);
+
+	probe->batched = kpkeys_pgtables_batched();
+	probe->reg = observed_reg();
+	scoped_guard(kpkeys_hardened_pgtables) {
+#ifdef CONFIG_KPKEYS_CHECK
+		probe->level = kpkeys_check_current_level();
+#endif
+	}
+	/* Publish batched and level before the flag the test polls. */
+	smp_store_release(&probe->fired, true);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * A timer interrupt in a lazy section, before its first write (@written
+ * false) or after it: the handler is not batched, and its guard enters
+ * and leaves the level for itself, without taking over the section.
+ */
+static void interrupt_in_lazy_section(struct kunit *test, bool written)
+{
+	struct kpkeys_batch_probe probe = { .batched = true, .level = -1 };
+	unsigned long timeout = jiffies + 5 * HZ;
+
+	require_batching(test);
+
+	hrtimer_setup_on_stack(&probe.timer, kpkeys_batch_probe_fn,
+			       CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	preempt_disable();
+	lazy_mmu_mode_enable();
+	if (written)
+		lazy_section_first_write();
+	hrtimer_start(&probe.timer, us_to_ktime(100),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	/* Pairs with the release in the timer callback. */
+	while (!smp_load_acquire(&probe.fired) && time_before(jiffies, timeout))
+		cpu_relax();
+	KUNIT_EXPECT_EQ(test, kpkeys_pgtables_batched(), written);
+	expect_level(test, written ? KPKEYS_LVL_PGTABLES : KPKEYS_LVL_DEFAULT);
+	if (!written) {
+		/* Still the section's first write. */
+		lazy_section_first_write();
+		KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	}
+	lazy_mmu_mode_disable();
+	preempt_enable();
+	hrtimer_cancel(&probe.timer);
+	destroy_hrtimer_on_stack(&probe.timer);
+
+	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "timer interrupt never came");
+	KUNIT_EXPECT_FALSE(test, probe.batched);
+	expect_default_reg(test, probe.reg);
+	if (IS_ENABLED(CONFIG_KPKEYS_CHECK))
+		KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_PGTABLES);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+static void interrupt_in_lazy_section_is_not_batched(struct kunit *test)
+{
+	interrupt_in_lazy_section(test, true);
+}
+
+static void interrupt_before_first_write_leaves_section_pending(struct kunit *test)
+{
+	interrupt_in_lazy_section(test, false);
+}
+
+struct kpkeys_batch_task {
+	struct completion done;
+	u64 reg;
+	bool batched;
+};
+
+static int kpkeys_batch_task_fn(void *data)
+{
+	struct kpkeys_batch_task *other = data;
+
+	other->batched = kpkeys_pgtables_batched();
+	other->reg = observed_reg();
+	complete(&other->done);
+	return 0;
+}
+
+static void sleeping_in_lazy_section_keeps_batching(struct kunit *test)
+{
+	struct kpkeys_batch_task other = { .batched = true };
+	struct task_struct *task;
+
+	require_batching(test);
+	if (IS_ENABLED(CONFIG_PPC_BOOK3S_64))
+		kunit_skip(test,
+			   "powerpc book3s64 lazy MMU sections disable preemption");
+
+	init_completion(&other.done);
+	task = kthread_create(kpkeys_batch_task_fn, &other, "kpkeys_batch");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+
+	/* Make the other task run on this CPU while this one sleeps. */
+	migrate_disable();
+	kthread_bind(task, smp_processor_id());
+	lazy_mmu_mode_enable();
+	lazy_section_first_write();
+	wake_up_process(task);
+	wait_for_completion(&other.done);
+	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+	lazy_mmu_mode_disable();
+	migrate_enable();
+
+	KUNIT_EXPECT_FALSE(test, other.batched);
+	expect_default_reg(test, other.reg);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+/*
+ * A task that migrates inside a batched section keeps batching on the CPU
+ * it moves to, at the page-table level in the register there
+ * (kpkeys_sched_switch() on both CPUs), and a task that runs on the CPU it
+ * left finds the default level in that CPU's register.
+ */
+static void migrating_in_lazy_section_keeps_batching(struct kunit *test)
+{
+	struct kpkeys_batch_task other = { .batched = true };
+	struct task_struct *task;
+	cpumask_var_t allowed;
+	int from, to;
+	bool batched;
+
+	require_batching(test);
+	if (IS_ENABLED(CONFIG_PPC_BOOK3S_64))
+		kunit_skip(test,
+			   "powerpc book3s64 lazy MMU sections disable preemption");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs, has %u", num_online_cpus());
+	KUNIT_ASSERT_TRUE(test, alloc_cpumask_var(&allowed, GFP_KERNEL));
+	cpumask_copy(allowed, current->cpus_ptr);
+	init_completion(&other.done);
+	task = kthread_create(kpkeys_batch_task_fn, &other, "kpkeys_batch");
+	if (IS_ERR(task)) {
+		free_cpumask_var(allowed);
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(task));
+		return;
+	}
+
+	from = raw_smp_processor_id();
+	to = cpumask_any_but(cpu_online_mask, from);
+	kthread_bind(task, from);
+	KUNIT_EXPECT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(from)), 0);
+	lazy_mmu_mode_enable();
+	lazy_section_first_write();
+	/* Moves this task to @to before it returns. */
+	KUNIT_EXPECT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(to)), 0);
+	wake_up_process(task);
+	wait_for_completion(&other.done);
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, smp_processor_id(), to);
+	batched = kpkeys_pgtables_batched();
+	expect_level(test, KPKEYS_LVL_PGTABLES);
+	preempt_enable();
+	lazy_mmu_mode_disable();
+	set_cpus_allowed_ptr(current, allowed);
+	free_cpumask_var(allowed);
+
+	KUNIT_EXPECT_TRUE_MSG(test, batched,
+			      "the section stopped batching on the CPU the task moved to");
+	KUNIT_EXPECT_FALSE(test, other.batched);
+	/* The register of the CPU the section left. */
+	expect_default_reg(test, other.reg);
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+}
+
+/*
+ * A kernel page fault taken inside a batched section: entry gives the
+ * handler the default level, so the handler's page-table writes must
+ * switch for themselves instead of counting as batched.  Before entry left
+ * batching, the PTE write of the fault below was "batched" at the default
+ * level: a PKS fault (oops) on x86, and no switch counted in software.
+ */
+static void exception_in_lazy_section(struct kunit *test, bool written)
+{
+	unsigned long switches, skipped, addr;
+	int reports __maybe_unused = 0;
+	int ret;
+	char c = 1;
+
+	require_batching(test);
+	require_stats(test);
+	if (IS_ENABLED(CONFIG_PPC_BOOK3S_64))
+		kunit_skip(test,
+			   "powerpc book3s64 lazy MMU sections disable preemption: no sleeping fault inside");
+
+	addr = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, addr, 0, "kunit_vm_mmap() failed");
+#ifdef CONFIG_KPKEYS_CHECK
+	reports = kpkeys_check_reports();
+#endif
+
+	/* This CPU's counters; the fault may sleep, but stays here. */
+	migrate_disable();
+	lazy_mmu_mode_enable();
+	if (written)
+		lazy_section_first_write();
+	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES);
+	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED);
+	/* Not yet faulted in: the #PF handler installs the PTE. */
+	ret = copy_to_user((void __user *)addr, &c, 1);
+	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES) - switches;
+	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED) - skipped;
+	/*
+	 * A pending section stays pending: the handler's writes switched for
+	 * themselves and did not enter the level for the section.  #PF is not
+	 * in_interrupt(): only entry clearing the task's state keeps it so.
+	 */
+	KUNIT_EXPECT_EQ(test, kpkeys_pgtables_batched(), written);
+	expect_level(test, written ? KPKEYS_LVL_PGTABLES : KPKEYS_LVL_DEFAULT);
+	if (!written) {
+		lazy_section_first_write();
+		KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
+		expect_level(test, KPKEYS_LVL_PGTABLES);
+	}
+	lazy_mmu_mode_disable();
+	migrate_enable();
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	kunit_info(test, "fault in a lazy section: %lu switches, %lu skipped\n",
+		   switches, skipped);
+	KUNIT_EXPECT_GE_MSG(test, switches, 1,
+			    "the fault's page-table writes counted as batched");
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+#ifdef CONFIG_KPKEYS_CHECK
+	KUNIT_EXPECT_EQ(test, kpkeys_check_reports(), reports);
+#endif
+}
+
+static void exception_in_lazy_section_is_not_batched(struct kunit *test)
+{
+	exception_in_lazy_section(test, true);
+}
+
+static void exception_before_first_write_leaves_section_pending(struct kunit *test)
+{
+	exception_in_lazy_section(test, false);
+}
+
+/*
+ * Exception exit gives the interrupted code its register and batching
+ * state exactly as entry found them, whatever the handler left.  The
+ * timer callback below leaves the page-table level and the batching
+ * state of an active section behind, as a handler in task context
+ * that resumed the interrupted task's lazy MMU section (KASAN's vmalloc
+ * shadow pauses and resumes) would.  Before exit restored unconditionally,
+ * the interrupted code ran on at the page-table level, "batched".
+ */
+struct kpkeys_leak_probe {
+	struct hrtimer timer;
+	bool fired;
+};
+
+static enum hrtimer_restart kpkeys_leak_probe_fn(struct hrtimer *timer)
+{
+	struct kpkeys_leak_probe *probe =
+		container_of(timer, struct kpkeys_leak_probe, timer);
+
+	/*
+	 * The register only, not through kpkeys_set_level(): the checker's
+	 * state of hardirq context is this CPU's, and a level left there
+	 * would be the next interrupt's.
+	 */
+	if (arch_kpkeys_enabled())		/* not restored */
+		kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+	task_lazy()->batching = KPKEYS_BATCH_ACTIVE;
+	/* Pairs with the acquire in the test: the callback is done. */
+	smp_store_release(&probe->fired, true);
+	return HRTIMER_NORESTART;
+}
+
+static void interrupt_exit_restores_level_and_batching(struct kunit *test)
+{
+	struct kpkeys_leak_probe probe = {};
+	unsigned long timeout = jiffies + 5 * HZ;
+	u8 batching;
+	bool batched;
+
+	require_batching(test);
+
+	hrtimer_setup_on_stack(&probe.timer, kpkeys_leak_probe_fn,
+			       CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	preempt_disable();
+	hrtimer_start(&probe.timer, us_to_ktime(100),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	/* Pairs with the release in the timer callback. */
+	while (!smp_load_acquire(&probe.fired) && time_before(jiffies, timeout))
+		cpu_relax();
+	batched = kpkeys_pgtables_batched();
+	batching = task_lazy()->batching;
+	expect_level(test, KPKEYS_LVL_DEFAULT);
+	/* Clean up whatever the exit left, for the cases that follow. */
+	task_lazy()->batching = KPKEYS_BATCH_NONE;
+	if (arch_kpkeys_enabled())
+		kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	preempt_enable();
+	hrtimer_cancel(&probe.timer);
+	destroy_hrtimer_on_stack(&probe.timer);
+
+	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "timer interrupt never came");
+	KUNIT_EXPECT_FALSE_MSG(test, batched,
+			       "the interrupted code was left batched");
+	KUNIT_EXPECT_EQ_MSG(test, batching, KPKEYS_BATCH_NONE,
+			    "the interrupted task was left in a lazy MMU section");
+}
+#endif /* CONFIG_KPKEYS_HARDENED_PGTABLES */
+
 static struct kunit_case kpkeys_cases[] = {
 	KUNIT_CASE(set_level_then_restore_round_trips),
 	KUNIT_CASE(set_level_to_current_level_writes_nothing),
 	KUNIT_CASE(nested_guards_restore_each_level),
 	KUNIT_CASE(guard_restores_level_on_every_scope_exit),
 	KUNIT_CASE(cond_guard_switches_only_when_asked),
+	KUNIT_CASE(softirq_from_bh_enable_runs_at_default),
+	KUNIT_CASE(cpu_comes_up_at_default),
+#ifdef KPKEYS_TEST_WRITE_WINDOW
+	KUNIT_CASE(interrupt_in_reg_write_window_sees_default),
+	KUNIT_CASE(preemption_in_reg_write_window_sees_default),
+#endif
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+	KUNIT_CASE(lazy_section_switches_once),
+	KUNIT_CASE(lazy_section_switches_at_first_write),
+	KUNIT_CASE(forged_pending_section_is_not_batched),
+	KUNIT_CASE(nmi_entry_when_off_writes_nothing),
+	KUNIT_CASE(lazy_section_nesting_and_pause),
+	KUNIT_CASE(interrupt_in_lazy_section_is_not_batched),
+	KUNIT_CASE(interrupt_before_first_write_leaves_section_pending),
+	KUNIT_CASE(softirq_in_lazy_section_is_not_batched),
+	KUNIT_CASE(sleeping_in_lazy_section_keeps_batching),
+	KUNIT_CASE(migrating_in_lazy_section_keeps_batching),
+	KUNIT_CASE(exception_in_lazy_section_is_not_batched),
+	KUNIT_CASE(exception_before_first_write_leaves_section_pending),
+	KUNIT_CASE(interrupt_exit_restores_level_and_batching),
+#endif
 	{}
 };
 
@@ -191,6 +1092,7 @@ static void restore_out_of_order_is_reported(struct kunit *test)
 
 struct kpkeys_irq_probe {
 	struct hrtimer timer;
+	u64 reg;
 	int level;
 	bool in_hardirq;
 	bool fired;
@@ -202,6 +1104,7 @@ static enum hrtimer_restart kpkeys_irq_probe_fn(struct hrtimer *timer)
 		container_of(timer, struct kpkeys_irq_probe, timer);
 
 	probe->level = kpkeys_check_current_level();
+	probe->reg = observed_reg();
 	probe->in_hardirq = in_hardirq();
 	/* Publish level and in_hardirq before the flag the test polls. */
 	smp_store_release(&probe->fired, true);
@@ -228,10 +1131,12 @@ static void interrupt_runs_at_default_level(struct kunit *test)
 	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "timer interrupt never came");
 	KUNIT_EXPECT_TRUE(test, probe.in_hardirq);
 	KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_DEFAULT);
+	expect_default_reg(test, probe.reg);
 }
 
 struct kpkeys_task_probe {
 	struct completion done;
+	u64 reg;
 	int level;
 };
 
@@ -240,6 +1145,7 @@ static int kpkeys_task_probe_fn(void *data)
 	struct kpkeys_task_probe *probe = data;
 
 	probe->level = kpkeys_check_current_level();
+	probe->reg = observed_reg();
 	complete(&probe->done);
 	return 0;
 }
@@ -250,16 +1156,21 @@ static void sleeping_task_keeps_its_level(struct kunit *test)
 	struct task_struct *task;
 
 	init_completion(&probe.done);
+	task = kthread_create(kpkeys_task_probe_fn, &probe, "kpkeys_probe");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	/* Both on this CPU: the probe runs because this task sleeps. */
+	migrate_disable();
+	kthread_bind(task, smp_processor_id());
 	scoped_guard(kpkeys_test_pgtables) {
-		task = kthread_run(kpkeys_task_probe_fn, &probe, "kpkeys_probe");
-		KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-		/* Sleeps: other tasks run on this CPU meanwhile. */
+		wake_up_process(task);
 		wait_for_completion(&probe.done);
 		usleep_range(1000, 2000);
 		expect_level(test, KPKEYS_LVL_PGTABLES);
 	}
+	migrate_enable();
 	expect_level(test, KPKEYS_LVL_DEFAULT);
 	KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_DEFAULT);
+	expect_default_reg(test, probe.reg);
 }
 
 static struct kunit_case kpkeys_check_cases[] = {

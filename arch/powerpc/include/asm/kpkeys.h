@@ -22,11 +22,12 @@
  * (allow_user_access()), and exception entry saves it and installs
  * AMR_KUAP_BLOCKED.  kpkeys only ever changes key 4's pair
  * (KPKEYS_PKEY_REG_MASK), with a read-modify-write, and the default level
- * is folded into the KUAP values: AMR_KUAP_BLOCKED and every user-access
- * value give key 4 read-only access.  So entry resets the level for free,
- * interrupt exit restores the interrupted one (regs->amr), a user access
- * window opened at the default level stays at it, and a level switched
- * inside a window keeps the window.
+ * is folded into the KUAP values: AMR_KUAP_BLOCKED gives key 4 read-only
+ * access.  So entry resets the level for free, interrupt exit restores the
+ * interrupted one (regs->amr), and a level switched inside a window keeps
+ * the window.  Each edge of a user access window keeps key 4's pair as
+ * the AMR holds it (kuap_amr_keep_kpkeys()), never the thread AMR's: a
+ * window keeps the level it was opened at, and opens nothing for writing.
  *
  * Key 4 is the lowest key that is free: 0 and 1 are reserved, 2 is the
  * execute-only key and 3 the kernel's.  With 4K pages the Linux PTE holds
@@ -38,7 +39,15 @@
  * pages, and without KUAP nothing resets the AMR on entry.
  *
  * KPKEYS_PKEY_REG_INVAL (all ones) is no level: it has bits outside
- * key 4's pair.
+ * key 4's pair.  The page-table level's bits are zero, so a zero-filled
+ * saved state is a valid level here: the page-table guard's restore never
+ * enters that level (kpkeys_hardened_pgtables_restore()), the other
+ * restores trust their saved state as on every architecture.
+ *
+ * Not under a hypervisor yet: the key of a bolted HPTE can only be
+ * changed by the bare-metal HPTE code.  Key 4 is still kept from user
+ * space there (AMR_KUAP_BLOCK_READ does not block it), so an LPAR's
+ * programs get one pkey fewer (3 instead of 4 with 4K pages).
  */
 #ifndef _ASM_POWERPC_KPKEYS_H
 #define _ASM_POWERPC_KPKEYS_H
@@ -54,9 +63,6 @@
 #include <asm/reg.h>
 
 #define KPKEYS_PKEY_REG_MASK	AMR_KPKEYS_MASK
-
-/* Set once, on the boot CPU, by kpkeys_ppc_setup(). */
-extern bool kpkeys_ppc_enabled;
 
 static __always_inline bool arch_kpkeys_enabled(void)
 {

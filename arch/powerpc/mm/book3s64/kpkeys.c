@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) "kpkeys: " fmt
 
+#include <linux/export.h>
 #include <linux/init.h>
 #include <linux/kpkeys.h>
 #include <linux/memblock.h>
@@ -25,6 +26,8 @@
 #include "internal.h"
 
 bool kpkeys_ppc_enabled __ro_after_init;
+/* Read by every user access window (<asm/book3s/64/kup.h>), modules too. */
+EXPORT_SYMBOL(kpkeys_ppc_enabled);
 
 /*
  * kpkeys_hardened_pgtables=off, seen early: the linear-map page size is
@@ -164,7 +167,7 @@ int set_memory_pkey(unsigned long addr, int numpages, int pkey)
 		pr_warn_once("cannot key linear-map pages: %s\n",
 			     !mmu_hash_ops.hpte_updatebolted_key ?
 			     "no way to change the key of a bolted HPTE under this hypervisor" :
-			     "the linear map uses large pages (kpkeys_hardened_pgtables=off at boot)");
+			     "the linear map uses large pages (hardened page tables were off at boot: not built, or kpkeys_hardened_pgtables=off)");
 		return -EOPNOTSUPP;
 	}
 	for (i = 0; i < numpages; i++, addr += PAGE_SIZE) {

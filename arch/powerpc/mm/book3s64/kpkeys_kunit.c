@@ -10,6 +10,7 @@
 #include <kunit/test.h>
 #include <linux/kpkeys.h>
 #include <linux/mm.h>
+#include <linux/pgalloc.h>
 #include <linux/pgtable.h>
 #include <linux/pkeys.h>
 #include <linux/sched/mm.h>
@@ -77,13 +78,14 @@ static void kuap_window_survives_a_switch(struct kunit *test)
 	u64 win, pgt, back;
 
 	require_backend(test);
-	allow_user_access(NULL, KUAP_READ);
+	/* Read-write: no KUAP value of its own sets key 4's write bit */
+	allow_user_access(NULL, KUAP_READ_WRITE);
 	win = mfspr(SPRN_AMR);
 	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
 	pgt = mfspr(SPRN_AMR);
 	kpkeys_restore_pkey_reg(saved);
 	back = mfspr(SPRN_AMR);
-	prevent_user_access(KUAP_READ);
+	prevent_user_access(KUAP_READ_WRITE);
 
 	KUNIT_EXPECT_NE_MSG(test, win, TEST_AMR_DEFAULT,
 			    "no user access window was opened");
@@ -92,6 +94,217 @@ static void kuap_window_survives_a_switch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pgt, win & ~TEST_AMR_KEY4);
 	KUNIT_EXPECT_EQ(test, back, win);
 	KUNIT_EXPECT_EQ(test, (u64)mfspr(SPRN_AMR), TEST_AMR_DEFAULT);
+}
+
+/*
+ * Every kind of user access window keeps page tables read-only, even for
+ * a thread whose AMR would open key 4 (UAMOR keeps user space from doing
+ * that, but only where it was programmed): the window's key-4 pair is
+ * the current level, whatever the thread's AMR says.  The thread AMR is
+ * faked for the test with a pt_regs of its own, interrupts off.
+ */
+static void kuap_windows_keep_pgtables_read_only(struct kunit *test)
+{
+	struct pt_regs *regs = current->thread.regs, fake = {};
+	unsigned long flags;
+	u64 win[3];
+
+	require_backend(test);
+	fake.amr = default_amr & ~TEST_AMR_KEY4;
+	/* Nothing, not even a softirq on interrupt exit, sees the fake. */
+	local_irq_save(flags);
+	current->thread.regs = &fake;
+	allow_user_access(NULL, KUAP_READ);
+	win[0] = mfspr(SPRN_AMR);
+	prevent_user_access(KUAP_READ);
+	allow_user_access(NULL, KUAP_WRITE);
+	win[1] = mfspr(SPRN_AMR);
+	prevent_user_access(KUAP_WRITE);
+	allow_user_access(NULL, KUAP_READ_WRITE);
+	win[2] = mfspr(SPRN_AMR);
+	prevent_user_access(KUAP_READ_WRITE);
+	current->thread.regs = regs;
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ_MSG(test, win[0] & TEST_AMR_KEY4, TEST_AMR_KEY4_WD,
+			    "read window AMR %#llx", win[0]);
+	KUNIT_EXPECT_EQ_MSG(test, win[1] & TEST_AMR_KEY4, TEST_AMR_KEY4_WD,
+			    "write window AMR %#llx", win[1]);
+	KUNIT_EXPECT_EQ_MSG(test, win[2] & TEST_AMR_KEY4, TEST_AMR_KEY4_WD,
+			    "read-write window AMR %#llx", win[2]);
+	KUNIT_EXPECT_EQ(test, (u64)mfspr(SPRN_AMR), TEST_AMR_DEFAULT);
+}
+
+/*
+ * A user access window opened at the page-table level keeps that level,
+ * and so does its end, whichever way it ends, and so does a saved window
+ * state restored after a switch: a tracepoint or a BPF program that reads
+ * user memory (copy_from_user_nofault()) in the middle of a batched lazy
+ * MMU section must not leave page tables read-only for the section's next
+ * store, nor carry the level past the section's end.  That next store is
+ * made, into a keyed page table, with copy_to_kernel_nofault(): it must
+ * succeed, and the same store at the default level must fault.
+ */
+static void kuap_windows_keep_the_level(struct kunit *test)
+{
+	static const char * const kind[] = { "read", "write", "read-write" };
+	struct ptdesc *ptdesc = NULL;
+	struct kpkeys_saved saved;
+	u64 win[3], end[3], ret, rest, back;
+	unsigned long flags, zero = 0;
+	int i, st_pgt = 0, st_def = 0;
+
+	require_backend(test);
+	if (kpkeys_hardened_pgtables_enabled()) {
+		ptdesc = pagetable_alloc(GFP_KERNEL, 0);
+		KUNIT_ASSERT_NOT_NULL(test, ptdesc);
+	}
+
+	flags = prevent_user_access_return();	/* saved at the default level */
+	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	restore_user_access(flags);
+	rest = mfspr(SPRN_AMR);
+	allow_user_access(NULL, KUAP_READ);
+	win[0] = mfspr(SPRN_AMR);
+	prevent_user_access(KUAP_READ);
+	end[0] = mfspr(SPRN_AMR);
+	allow_user_access(NULL, KUAP_WRITE);
+	win[1] = mfspr(SPRN_AMR);
+	prevent_user_access(KUAP_WRITE);
+	end[1] = mfspr(SPRN_AMR);
+	allow_user_access(NULL, KUAP_READ_WRITE);
+	win[2] = mfspr(SPRN_AMR);
+	flags = prevent_user_access_return();
+	ret = mfspr(SPRN_AMR);
+	restore_user_access(flags);
+	prevent_user_access(KUAP_READ_WRITE);
+	end[2] = mfspr(SPRN_AMR);
+	if (ptdesc)
+		st_pgt = copy_to_kernel_nofault(ptdesc_address(ptdesc), &zero,
+						sizeof(zero));
+	kpkeys_restore_pkey_reg(saved);
+	back = mfspr(SPRN_AMR);
+	if (ptdesc) {
+		st_def = copy_to_kernel_nofault(ptdesc_address(ptdesc), &zero,
+						sizeof(zero));
+		pagetable_free(ptdesc);
+	}
+
+	KUNIT_EXPECT_EQ_MSG(test, rest, TEST_AMR_PGTABLES,
+			    "user_access_restore() of a state saved at the default level");
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, win[i] & TEST_AMR_KEY4, 0,
+				    "%s window at the page-table level: AMR %#llx",
+				    kind[i], win[i]);
+		KUNIT_EXPECT_EQ_MSG(test, end[i], TEST_AMR_PGTABLES,
+				    "after a %s window", kind[i]);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, ret, TEST_AMR_PGTABLES,
+			    "user_access_save() at the page-table level");
+	KUNIT_EXPECT_EQ(test, back, TEST_AMR_DEFAULT);
+	if (ptdesc) {
+		KUNIT_EXPECT_EQ_MSG(test, st_pgt, 0,
+				    "page-table store after the windows faulted");
+		KUNIT_EXPECT_EQ_MSG(test, st_def, -EFAULT,
+				    "page-table store at the default level did not fault");
+	} else {
+		kunit_info(test, "hardened page tables off: no store made\n");
+	}
+}
+
+/*
+ * An access to user memory outside a window is KUAP's to report
+ * (__bad_kuap_fault(): "Kernel attempted to ... user page"), at either
+ * level; one inside a window of its kind is not.  The AMR values are the
+ * ones the CPU held, read with mfspr.
+ */
+static void kuap_faults_diagnosed_at_either_level(struct kunit *test)
+{
+	static const char * const lvl[] = { "default", "page-table" };
+	struct pt_regs regs = {};
+	struct kpkeys_saved saved;
+	u64 amr[2], rd[2], wr[2];
+	int i;
+
+	require_backend(test);
+	for (i = 0; i < 2; i++) {
+		if (i)
+			saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+		amr[i] = mfspr(SPRN_AMR);
+		allow_user_access(NULL, KUAP_READ);
+		rd[i] = mfspr(SPRN_AMR);
+		prevent_user_access(KUAP_READ);
+		allow_user_access(NULL, KUAP_WRITE);
+		wr[i] = mfspr(SPRN_AMR);
+		prevent_user_access(KUAP_WRITE);
+		if (i)
+			kpkeys_restore_pkey_reg(saved);
+	}
+
+	for (i = 0; i < 2; i++) {
+		regs.amr = amr[i];
+		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, true),
+				      "%s level, no window: store not reported (AMR %#llx)",
+				      lvl[i], amr[i]);
+		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, false),
+				      "%s level, no window: load not reported (AMR %#llx)",
+				      lvl[i], amr[i]);
+		regs.amr = rd[i];
+		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, true),
+				      "%s level, read window: store not reported (AMR %#llx)",
+				      lvl[i], rd[i]);
+		KUNIT_EXPECT_FALSE_MSG(test, __bad_kuap_fault(&regs, 0, false),
+				       "%s level, read window: load reported (AMR %#llx)",
+				       lvl[i], rd[i]);
+		regs.amr = wr[i];
+		KUNIT_EXPECT_FALSE_MSG(test, __bad_kuap_fault(&regs, 0, true),
+				       "%s level, write window: store reported (AMR %#llx)",
+				       lvl[i], wr[i]);
+		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, false),
+				      "%s level, write window: load not reported (AMR %#llx)",
+				      lvl[i], wr[i]);
+		/* What decides user_access_restore()'s uaccess flush */
+		KUNIT_EXPECT_TRUE_MSG(test, kuap_amr_blocked(amr[i]),
+				      "%s level: AMR %#llx not taken as blocked",
+				      lvl[i], amr[i]);
+		KUNIT_EXPECT_FALSE(test, kuap_amr_blocked(rd[i]));
+		KUNIT_EXPECT_FALSE(test, kuap_amr_blocked(wr[i]));
+	}
+}
+
+/*
+ * The PGD and PUD tables that fill a page come from pagetable_alloc()
+ * and are constructed like the others (PG_table, NR_PAGETABLE): the
+ * radix PGD, and with 4K pages the hash PGD and the PUD.
+ */
+static void pgd_and_pud_pages_are_constructed(struct kunit *test)
+{
+	struct mm_struct *mm;
+	bool checked = false;
+	pud_t *pud;
+
+	if (!IS_ENABLED(CONFIG_KPKEYS_HARDENED_PGTABLES))
+		kunit_skip(test, "hardened page tables not built: PGDs from kmem caches");
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	if (radix_enabled() || pgtable_cache_is_page(PGD_INDEX_SIZE)) {
+		KUNIT_EXPECT_TRUE_MSG(test, PageTable(virt_to_page(mm->pgd)),
+				      "the PGD page of a new mm is not a page table");
+		checked = true;
+	}
+	if (pgtable_cache_is_page(PUD_CACHE_INDEX)) {
+		pud = pud_alloc_one(mm, 0);
+		KUNIT_EXPECT_NOT_NULL(test, pud);
+		if (pud) {
+			KUNIT_EXPECT_TRUE_MSG(test, PageTable(virt_to_page(pud)),
+					      "a PUD page is not a page table");
+			pud_free(mm, pud);
+		}
+		checked = true;
+	}
+	mmput(mm);
+	if (!checked)
+		kunit_skip(test, "PGD and PUD tables smaller than a page (64K pages)");
 }
 
 /*
@@ -143,34 +356,50 @@ static void user_cannot_get_key_4(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, default_amr & TEST_AMR_KEY4, TEST_AMR_KEY4_WD);
 }
 
-static long read_amr(void *arg)
+struct cpu_sprs {
+	u64 amr, uamor;
+};
+
+static long read_sprs(void *arg)
 {
-	*(u64 *)arg = mfspr(SPRN_AMR);
+	struct cpu_sprs *sprs = arg;
+
+	sprs->amr = mfspr(SPRN_AMR);
+	sprs->uamor = mfspr(SPRN_UAMOR);
 	return 0;
 }
 
 /*
- * Every online CPU runs its tasks at the default level.  Read in task
- * context (a kworker bound to the CPU), not in an IPI: entry resets the
- * AMR whatever the CPU's tasks run with.
+ * Every online CPU runs its tasks at the default level, and its UAMOR
+ * keeps key 4 from user space.  Read in task context (a kworker bound to
+ * the CPU), not in an IPI: entry resets the AMR whatever the CPU's tasks
+ * run with.
  */
 static void every_cpu_at_default(struct kunit *test)
 {
-	u64 *amr;
+	struct cpu_sprs *sprs;
 	int cpu;
 
 	require_backend(test);
-	amr = kunit_kcalloc(test, nr_cpu_ids, sizeof(*amr), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, amr);
+	sprs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*sprs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sprs);
 	for_each_online_cpu(cpu)
-		work_on_cpu(cpu, read_amr, &amr[cpu]);
-	for_each_online_cpu(cpu)
-		KUNIT_EXPECT_EQ_MSG(test, amr[cpu], TEST_AMR_DEFAULT, "CPU %d", cpu);
+		work_on_cpu(cpu, read_sprs, &sprs[cpu]);
+	for_each_online_cpu(cpu) {
+		KUNIT_EXPECT_EQ_MSG(test, sprs[cpu].amr, TEST_AMR_DEFAULT, "CPU %d", cpu);
+		KUNIT_EXPECT_EQ_MSG(test, sprs[cpu].uamor & TEST_AMR_KEY4, 0,
+				    "CPU %d: UAMOR %#llx lets user space change key 4",
+				    cpu, sprs[cpu].uamor);
+	}
 }
 
 static struct kunit_case kpkeys_powerpc_cases[] = {
 	KUNIT_CASE(amr_holds_each_level),
 	KUNIT_CASE(kuap_window_survives_a_switch),
+	KUNIT_CASE(kuap_windows_keep_pgtables_read_only),
+	KUNIT_CASE(kuap_windows_keep_the_level),
+	KUNIT_CASE(kuap_faults_diagnosed_at_either_level),
+	KUNIT_CASE(pgd_and_pud_pages_are_constructed),
 	KUNIT_CASE(every_cpu_at_default),
 	KUNIT_CASE(pgtable_page_has_key_4),
 	KUNIT_CASE(user_cannot_get_key_4),

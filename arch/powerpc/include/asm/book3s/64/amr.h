@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel's AMR values under KUAP and KUEP (<asm/book3s/64/kup.h>) and
- * kpkeys (<asm/kpkeys.h>): constants only, for C and assembly, so that
- * both can use them without including each other.
+ * kpkeys (<asm/kpkeys.h>), and whether kpkeys is in use: for C and
+ * assembly, so that both can use them without including each other.
  */
 #ifndef _ASM_POWERPC_BOOK3S_64_AMR_H
 #define _ASM_POWERPC_BOOK3S_64_AMR_H
@@ -29,5 +29,12 @@
 #define AMR_KUAP_BLOCK_WRITE	UL(0xa8aaaaaaaaaaaaaa)
 #define AMR_KUEP_BLOCKED	UL(0x5455555555555555)
 #define AMR_KUAP_BLOCKED	(AMR_KUAP_BLOCK_READ | AMR_KUAP_BLOCK_WRITE)
+
+#if defined(CONFIG_PPC_KPKEYS) && !defined(__ASSEMBLER__)
+#include <linux/types.h>
+
+/* kpkeys is in use: set once, on the boot CPU, by kpkeys_ppc_setup(). */
+extern bool kpkeys_ppc_enabled;
+#endif
 
 #endif /* _ASM_POWERPC_BOOK3S_64_AMR_H */
