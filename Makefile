@@ -81,7 +81,8 @@ Targets (where the outputs go; how long):
                      (seconds)
   make tree          build/tree: the base kernel + the series' commits (minutes)
   make export        build/tree's new commits back into the overlay (seconds)
-  make series        git format-patch + cover letter (build/series/; seconds)
+  make series        git format-patch + cover letters (build/series/, the
+                     separate series in build/series/<name>/; seconds)
   make checkpatch    checkpatch.pl --strict on the series (console; minutes)
   make am-check      the series applies with git am to the base (seconds)
   make bisect-check  every posted patch builds on its own, for BISECT_ARCHES
@@ -171,7 +172,7 @@ sparse: tree-if-needed
 
 checkpatch: series
 	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict \
-		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch | grep -v 0000-cover-letter)
+		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch ../series/*/0*.patch | grep -v 0000-cover-letter)
 
 build: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/alive.sh "$(ARCH): building the kernel" -- $(SCRIPTS)/build.sh $(ARCH) $(TREE)

@@ -62,8 +62,8 @@ def posted(path):
     commit message, the cover letter and its table, a patch, or a file a
     commit adds whole (kernel paths under generic/, arch/, tools/testing/,
     Documentation/, and MAINTAINERS)."""
-    if re.match(r"series/[^/]+\.msg$", path) or path in (
-            "series/cover-letter.txt", "series/bench.md", "MAINTAINERS"):
+    if re.match(r"series/([^/]+\.msg|cover-letter(-[a-z0-9-]+)?\.txt)$", path) \
+            or path in ("series/bench.md", "MAINTAINERS"):
         return True
     return path.split("/", 1)[0] in ("generic", "arch", "tools", "Documentation")
 
@@ -74,9 +74,6 @@ def in_scope(path):
         return True
     top = path.split("/", 1)[0]
     if top in ("overlay-tools", ".ci") or posted(path):
-        return True
-    if re.match(r"series/[^/]+\.msg$", path) or path in (
-            "series/cover-letter.txt", "series/bench.md"):
         return True
     return bool(re.search(r"(^|/)patches/[^/]+\.patch$", path))
 

@@ -454,11 +454,30 @@ test_series() {
 	else
 		record series_leaves_out_unposted_commits 0
 	fi
+	# Each separate series the manifest names is written beside the main
+	# one, with its own filled-in cover letter, and none of its patches
+	# is in the main series.
+	local name names bad_sep=""
+	names=$(sed -n 's/^\tseries //p' "$KPKEYS_REPO/series/series" | sort -u)
+	for name in $names; do
+		if [ ! -f "$out/$name/0000-cover-letter.patch" ] || ! ls "$out/$name"/0001-*.patch >/dev/null 2>&1 ||
+		   grep -q '@[A-Z][A-Z]*@\|\*\*\* SUBJECT HERE' "$out/$name/0000-cover-letter.patch"; then
+			bad_sep+=" $name"
+		fi
+	done
+	if grep -q "^Subject: .*fault-inject: don't use DO_ONCE" "$out"/0*.patch; then
+		bad_sep+=" (the fault-injection fix is in the main series)"
+	fi
+	if [ -z "$names" ] || [ -n "$bad_sep" ]; then
+		record separate_series_written 1 "missing or unfilled:${bad_sep:- no separate series in series/series}"
+	else
+		record separate_series_written 0
+	fi
 	# One "total:" line per patch: a checkpatch that dies or finds no
 	# patch is not clean.
-	n=$(ls "$out"/0*.patch | grep -vc /0000-cover-letter)
+	n=$(ls "$out"/0*.patch "$out"/*/0*.patch | grep -vc /0000-cover-letter)
 	errs=$(cd "$tree" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --ignore FILE_PATH_CHANGES \
-		$(ls "$out"/0*.patch | grep -v /0000-cover-letter) 2>/dev/null |
+		$(ls "$out"/0*.patch "$out"/*/0*.patch | grep -v /0000-cover-letter) 2>/dev/null |
 		awk '/^total: / { n++; e += $2; w += $4 } END { print n + 0, e + w }')
 	if [ "$errs" = "$n 0" ]; then
 		record series_checkpatch_strict_clean 0

@@ -33,7 +33,10 @@ Commit <-> file mapping (what keeps export mechanical):
 
 Commits marked 'unposted' in the manifest (the project's own tooling, such
 as the test-harness self-test) must come last; 'series' formats the ones
-before them.
+before them.  A commit marked 'series <name>' is posted in a separate
+series of that name (a fix the feature needs, a test tool built on it),
+with its own cover letter, series/cover-letter-<name>.txt; the others
+are the main series.  Each series is one run of consecutive commits.
 """
 
 import argparse
@@ -53,6 +56,7 @@ ARCH_COMPONENTS = ("arch/arm64", "arch/x86", "arch/powerpc")
 PLAIN_COMPONENTS = ARCH_COMPONENTS + ("Documentation", "tools/testing")
 COMPONENTS = PLAIN_COMPONENTS + ("generic",)
 BASE_TAG = "kpkeys-base"
+MAIN_SERIES = "kpkeys"
 # Fixed identity and dates: the same repository always gives the same commits.
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "kpkeys developers",
@@ -128,6 +132,7 @@ class Commit:
         self.adds = []
         self.maintainers = False
         self.unposted = False
+        self.series = None      # a separate series' name; None: the main one
 
     def msg_path(self):
         return os.path.join(SERIES_DIR, self.slug + ".msg")
@@ -150,6 +155,10 @@ def read_manifest():
                 commits[-1].maintainers = True
             elif words == ["unposted"] and commits:
                 commits[-1].unposted = True
+            elif words[0] == "series" and len(words) == 2 and commits \
+                    and re.match(r"^[a-z0-9][a-z0-9-]*$", words[1]) \
+                    and words[1] != MAIN_SERIES:
+                commits[-1].series = words[1]
             else:
                 raise TreeError("%s:%d: cannot parse '%s'"
                                 % (MANIFEST, n, line.rstrip()))
@@ -164,8 +173,10 @@ MANIFEST_HEADER = """\
 #   maintainers          this commit adds the entries in MAINTAINERS
 #   unposted             project tooling, not a kernel patch: 'make series'
 #                        leaves it out (unposted commits come last)
-# Written by 'make export', which keeps 'unposted' by slug; edit the
-# kernel tree, not this file (but for 'unposted').
+#   series <name>        posted in the separate series <name> (cover letter
+#                        series/cover-letter-<name>.txt), not the main one
+# Written by 'make export', which keeps 'unposted' and 'series' by slug;
+# edit the kernel tree, not this file (but for those two).
 """
 
 
@@ -520,6 +531,8 @@ def render_manifest(commits):
             out.append("\tadd %s\n" % a)
         if c.maintainers:
             out.append("\tmaintainers\n")
+        if c.series:
+            out.append("\tseries %s\n" % c.series)
         if c.unposted:
             out.append("\tunposted\n")
     return "".join(out)
@@ -558,6 +571,7 @@ def tree_commits(tree):
         used.add(slug)
         c = Commit(slug)
         c.unposted = any(o.slug == slug and o.unposted for o in old)
+        c.series = next((o.series for o in old if o.slug == slug), None)
         status = git(tree, "diff-tree", "-r", "--no-commit-id", "--no-renames",
                      "--name-status", rev + "^", rev)
         for line in status.splitlines():
@@ -672,12 +686,13 @@ def export(tree):
         for rpath in c.adds:
             mode = git(tree, "ls-tree", "HEAD", kernel_path_of(rpath)).split()[0]
             os.chmod(os.path.join(REPO, rpath), 0o755 if mode == "100755" else 0o644)
-    gone = {c.slug for c in read_manifest() if c.unposted} - {
+    gone = {c.slug for c in read_manifest() if c.unposted or c.series} - {
         c.slug for c, _ in tree_commits(tree)}
     for slug in sorted(gone):
-        log("warning: %s was marked 'unposted' and is no longer in the tree "
-            "(its subject changed?): mark its successor 'unposted' in "
-            "series/series, or 'make series' posts it" % slug)
+        log("warning: %s was marked 'unposted' or 'series' and is no longer "
+            "in the tree (its subject changed?): mark its successor so in "
+            "series/series, or 'make series' posts it in the main series"
+            % slug)
     if read_manifest_text() != manifest:
         os.makedirs(SERIES_DIR, exist_ok=True)
         with open(MANIFEST, "w") as f:
@@ -716,6 +731,49 @@ def posted_range(tree):
     if n == 0:
         raise TreeError("every commit is unposted: nothing to post")
     return commits[0][1], commits[n - 1][1], n, len(commits) - n
+
+
+def series_blocks(tree):
+    """[(name, [rev, ...])] of the posted series, in the tree's order.
+
+    The main series is MAIN_SERIES; each series must be one run of
+    consecutive commits, so that it applies on the ones before it.
+    """
+    first, last, n, _ = posted_range(tree)
+    blocks = []
+    for c, rev in tree_commits(tree)[:n]:
+        name = c.series or MAIN_SERIES
+        if blocks and blocks[-1][0] == name:
+            blocks[-1][1].append(rev)
+            continue
+        if any(b[0] == name for b in blocks):
+            raise TreeError("series %s is not one run of consecutive commits "
+                            "(at %s): move its commits together" % (name, c.slug))
+        blocks.append((name, [rev]))
+    if not any(b[0] == MAIN_SERIES for b in blocks):
+        raise TreeError("no commit is in the main series")
+    return blocks
+
+
+def series_out(out, name):
+    """Where 'series' writes series @name: the main one in @out itself."""
+    return out if name == MAIN_SERIES else os.path.join(out, name)
+
+
+def cover_prefix(name):
+    """The subject prefix of series @name: its cover text may start with a
+    line "prefix: <prefix>"; "RFC PATCH" otherwise."""
+    try:
+        with open(cover_path(name)) as f:
+            m = re.match(r"^prefix: (.+)\n", f.read())
+    except OSError:
+        m = None
+    return m.group(1).strip() if m else "RFC PATCH"
+
+
+def cover_path(name):
+    return os.path.join(SERIES_DIR, "cover-letter.txt" if name == MAIN_SERIES
+                        else "cover-letter-%s.txt" % name)
 
 
 def bench_table(report):
@@ -899,23 +957,25 @@ def bisect_summary(tree, record=None, keys=None):
     return "\n".join(lines)
 
 
-def fill_cover_letter(out, tree, results):
-    """Build the cover letter from series/cover-letter.txt.
+def fill_cover_letter(out, tree, results, name=MAIN_SERIES, drop_prereq=None):
+    """Build the cover letter of series @name from its text (cover_path()).
 
-    The text is "subject, blank line, blurb"; in the blurb, @BENCH@ becomes
+    The text is an optional "prefix: ..." line (cover_prefix()), then
+    "subject, blank line, blurb"; in the blurb, @BENCH@ becomes
     series/bench.md (the table of the latest 'make bench-all'),
     @VERIFIED@ the per-boot results of the latest 'make check' runs and
     @BISECT@ what series/bisect-check.txt says 'make bisect-check' passed.
     """
     parts = {}
-    for name in ("cover-letter.txt", "bench.md"):
+    for part in (cover_path(name), os.path.join(SERIES_DIR, "bench.md")):
         try:
-            with open(os.path.join(SERIES_DIR, name)) as f:
-                parts[name] = f.read()
+            with open(part) as f:
+                parts[os.path.basename(part)] = f.read()
         except OSError as e:
-            raise TreeError("series/%s: %s (the cover letter is built from it)"
-                            % (name, e.strerror))
-    subject, _, blurb = parts["cover-letter.txt"].partition("\n\n")
+            raise TreeError("%s: %s (the cover letter is built from it)"
+                            % (os.path.relpath(part, REPO), e.strerror))
+    text = re.sub(r"^prefix: .*\n", "", parts[os.path.basename(cover_path(name))])
+    subject, _, blurb = text.partition("\n\n")
     blurb = blurb.replace("@BENCH@", parts["bench.md"].strip())
     blurb = blurb.replace("@VERIFIED@", verified_summary(
         results, git(tree, "rev-parse", "HEAD").strip()))
@@ -929,9 +989,11 @@ def fill_cover_letter(out, tree, results):
         raise TreeError("git format-patch wrote no cover-letter template")
     text = text.replace("*** SUBJECT HERE ***", subject.strip())
     text = text.replace("*** BLURB HERE ***", blurb.strip())
-    # format-patch lists the local .gitignore commit between the pristine
-    # base and the series as a prerequisite; the series does not need it.
-    text = re.sub(r"^prerequisite-patch-id: .*\n", "", text, flags=re.M)
+    # format-patch lists the commits between the pristine base and the
+    # series as prerequisites: the earlier series' patches, and the local
+    # .gitignore commit, which the series does not need.
+    if drop_prereq:
+        text = text.replace("prerequisite-patch-id: %s\n" % drop_prereq, "")
     with open(path, "w") as f:
         f.write(text)
 
@@ -974,19 +1036,35 @@ def series(tree, out, signoff, bench=None, results=None):
     who = {"GIT_AUTHOR_NAME": m.group(1), "GIT_AUTHOR_EMAIL": m.group(2),
            "GIT_COMMITTER_NAME": m.group(1), "GIT_COMMITTER_EMAIL": m.group(2)}
     parent = git(tree, "rev-parse", first + "^").strip()
+    posted = {}
     for rev in git(tree, "rev-list", "--reverse", first + "^.." + last).split():
         msg = commit_message(tree, rev)
         parent = git(tree, "commit-tree", rev + "^{tree}", "-p", parent, stdin=msg,
                      env=dict(who, GIT_AUTHOR_DATE=git(
                          tree, "log", "-1", "--format=%aI", rev).strip())).strip()
+        posted[rev] = parent
     # The pristine commit as the base: the .gitignore commit above it is
-    # local (Debian's tarball ignores every top-level file).
-    git(tree, "format-patch", "-q", "--cover-letter", "--thread", "--signoff",
-        "--subject-prefix=RFC PATCH", "--base=" + git(tree, "rev-parse", base).strip(),
-        "-o", os.path.abspath(out), first + "^.." + parent, env=who)
-    fill_cover_letter(out, tree, results or os.path.join(REPO, "build", "results"))
-    log("wrote %d patches and a cover letter to %s (%d unposted commit(s) "
-        "left out), signed off by %s" % (n, out, unposted, signoff))
+    # local (Debian's tarball ignores every top-level file), and not a
+    # prerequisite of any series.
+    local = None
+    if base != BASE_TAG:
+        local = git(tree, "patch-id", "--unstable", stdin=git(
+            tree, "show", "--format=", BASE_TAG, binary=True)).split()[0]
+    said = []
+    for name, revs in series_blocks(tree):
+        where = series_out(out, name)
+        prefix = cover_prefix(name)
+        git(tree, "format-patch", "-q", "--cover-letter", "--thread", "--signoff",
+            "--subject-prefix=" + prefix, "--base=" + git(tree, "rev-parse", base).strip(),
+            "-o", os.path.abspath(where),
+            posted[revs[0]] + "^.." + posted[revs[-1]], env=who)
+        fill_cover_letter(where, tree, results or os.path.join(REPO, "build", "results"),
+                          name, local)
+        said.append("%s: %d in %s" % (name, len(revs), os.path.relpath(where, REPO)
+                                      if os.path.abspath(where).startswith(REPO)
+                                      else where))
+    log("wrote %d patches with their cover letters (%s; %d unposted commit(s) "
+        "left out), signed off by %s" % (n, "; ".join(said), unposted, signoff))
 
 
 def am_check(tree, out):
@@ -997,12 +1075,16 @@ def am_check(tree, out):
     and so hold nothing of the unposted commits.
     """
     first, last, n, _ = posted_range(tree)
-    patches = sorted(os.path.join(os.path.abspath(out), f) for f in os.listdir(out)
-                     if re.match(r"^\d{4}-.*\.patch$", f)
-                     and not f.startswith("0000-"))
-    if len(patches) != n:
-        raise TreeError("%s has %d patches, the series %d: run 'make series'"
-                        % (out, len(patches), n))
+    patches = []
+    for name, revs in series_blocks(tree):
+        where = os.path.abspath(series_out(out, name))
+        got = sorted(os.path.join(where, f) for f in
+                     (os.listdir(where) if os.path.isdir(where) else [])
+                     if re.match(r"^\d{4}-.*\.patch$", f) and not f.startswith("0000-"))
+        if len(got) != len(revs):
+            raise TreeError("%s has %d patches, the series %s %d: run 'make series'"
+                            % (where, len(got), name, len(revs)))
+        patches += got
     base = git(tree, "rev-parse", pristine_base(tree)).strip()
     import tempfile
     wt = tempfile.mkdtemp(prefix="kpkeys-am-check.")
