@@ -468,6 +468,11 @@ test_series() {
 	if grep -q "^Subject: .*fault-inject: don't use DO_ONCE" "$out"/0*.patch; then
 		bad_sep+=" (the fault-injection fix is in the main series)"
 	fi
+	# And the QEMU patches, each in one qemu-devel series, renumbered.
+	local nq
+	nq=$(cat "$out"/qemu-*/0[0-9][0-9][1-9]-*.patch 2>/dev/null | grep -c '^Subject: \[PATCH [0-9]*/[0-9]*\]')
+	[ "$nq" = "$(ls "$KPKEYS_REPO"/overlay-tools/qemu/patches/*.patch | wc -l)" ] ||
+		bad_sep+=" (QEMU: $nq patches in $out/qemu-*/)"
 	if [ -z "$names" ] || [ -n "$bad_sep" ]; then
 		record separate_series_written 1 "missing or unfilled:${bad_sep:- no separate series in series/series}"
 	else

@@ -1063,8 +1063,75 @@ def series(tree, out, signoff, bench=None, results=None):
         said.append("%s: %d in %s" % (name, len(revs), os.path.relpath(where, REPO)
                                       if os.path.abspath(where).startswith(REPO)
                                       else where))
+    nq = qemu_series(out, signoff)
     log("wrote %d patches with their cover letters (%s; %d unposted commit(s) "
-        "left out), signed off by %s" % (n, "; ".join(said), unposted, signoff))
+        "left out), signed off by %s; and %d QEMU patches for qemu-devel in "
+        "qemu-*/" % (n, "; ".join(said), unposted, signoff, nq))
+
+
+QEMU_DIR = os.path.join(REPO, "overlay-tools", "qemu")
+
+
+def qemu_series(out, signoff):
+    """The QEMU patches as the series overlay-tools/qemu/series lists.
+
+    Each goes to <out>/qemu-<name>/ with its cover letter, renumbered
+    "[PATCH n/N]", with whoever posts them as author and in the
+    Signed-off-by line.  Returns the number of patches written.
+    """
+    listing = os.path.join(QEMU_DIR, "series")
+    patches = {f[:4]: os.path.join(QEMU_DIR, "patches", f)
+               for f in os.listdir(os.path.join(QEMU_DIR, "patches"))
+               if re.match(r"^\d{4}-.*\.patch$", f)}
+    listed = []
+    total = 0
+    with open(listing) as f:
+        lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    for words in lines:
+        name, nums = words[0], words[1:]
+        missing = [n for n in nums if n not in patches]
+        if missing or not nums:
+            raise TreeError("overlay-tools/qemu/series: %s lists %s, which "
+                            "overlay-tools/qemu/patches/ does not have"
+                            % (name, " ".join(missing) or "no patch"))
+        listed += nums
+        where = os.path.join(out, "qemu-" + name)
+        os.makedirs(where)
+        try:
+            with open(os.path.join(QEMU_DIR, "cover-letter-%s.txt" % name)) as f:
+                subject, _, blurb = f.read().partition("\n\n")
+        except OSError as e:
+            raise TreeError("overlay-tools/qemu/cover-letter-%s.txt: %s"
+                            % (name, e.strerror))
+        summary = []
+        for k, num in enumerate(nums, 1):
+            with open(patches[num]) as f:
+                text = f.read()
+            m = re.search(r"^Subject: \[PATCH[^]]*\] (.*(?:\n .*)*)$", text, re.M)
+            if not m:
+                raise TreeError("%s: no Subject line" % patches[num])
+            title = " ".join(m.group(1).split())
+            text = text.replace(m.group(0), "Subject: [PATCH %d/%d] %s"
+                                % (k, len(nums), m.group(1)), 1)
+            text = re.sub(r"^From: .*$", "From: " + signoff, text, count=1, flags=re.M)
+            text = re.sub(r"^Signed-off-by: .*$", "Signed-off-by: " + signoff, text,
+                          flags=re.M)
+            stat = re.search(r"^ \d+ files? changed.*$", text, re.M)
+            summary.append("  %s\n   %s" % (title, stat.group(0).strip() if stat else ""))
+            base = slugify(title)[:52]
+            with open(os.path.join(where, "%04d-%s.patch" % (k, base)), "w") as f:
+                f.write(text)
+        with open(os.path.join(where, "0000-cover-letter.patch"), "w") as f:
+            f.write("From: %s\nSubject: [PATCH 0/%d] %s\n\n%s\n\n%s\n\n"
+                    "Based on QEMU 10.2.2.\n\n-- \n"
+                    % (signoff, len(nums), subject.strip(), blurb.strip(),
+                       "\n".join(summary)))
+        total += len(nums)
+    unlisted = sorted(set(patches) - set(listed))
+    if unlisted:
+        raise TreeError("overlay-tools/qemu/patches/ %s in no series of "
+                        "overlay-tools/qemu/series" % " ".join(unlisted))
+    return total
 
 
 def am_check(tree, out):
