@@ -71,9 +71,9 @@ Targets (where the outputs go; how long):
   make sparse        sparse on the series' files built for ARCH; fails on a new
                      warning (build/<arch>/, report on the console; minutes)
   make bench         benchmark suite for ARCH, rows BENCH (build/bench/, quick:
-                     build/bench/quick/; BENCH=full: hours)
+                     build/bench/quick/; BENCH=full: over an hour)
   make bench-all     the main job: the benchmark on all three architectures
-                     (same; about an hour, BENCH=full: hours)
+                     (same; under an hour, BENCH=full: over an hour)
   make bench-report  RUNS="a.json ..." [BEFORE="..."] [OUT=<dir>]: the same
                      report from kpkeys_bench -j files of any machine
                      (build/bench-report/; seconds)
