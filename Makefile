@@ -71,7 +71,7 @@ Targets (where the outputs go; how long):
   make sparse        sparse on the series' files built for ARCH; fails on a new
                      warning (build/<arch>/, report on the console; minutes)
   make bench         benchmark suite for ARCH, rows BENCH (build/bench/, quick:
-                     build/bench/quick/; BENCH=full: over an hour)
+                     build/bench/quick/; BENCH=full: several times longer)
   make bench-all     the main job: the benchmark on all three architectures
                      (same; under an hour, BENCH=full: over an hour)
   make bench-report  RUNS="a.json ..." [BEFORE="..."] [OUT=<dir>]: the same
