@@ -571,10 +571,12 @@ test_bisect_record() {
 	}
 	count() { if [ -f "$b/built" ]; then wc -l < "$b/built"; else echo 0; fi; }
 	has_line() { awk -v t="$1" '$2 == t { f = 1 } END { exit !f }' "$rec"; }
-	# The first patch that touches only Documentation/ (there is one in 1-12).
+	# The first patch that touches nothing x86_64 compiles (documentation,
+	# tools/testing/, another architecture; there is one in 1-12).
 	doc_tree=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | head -n 12 |
 		while read -r c; do
-			git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" | grep -qv '^Documentation/' ||
+			git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" |
+				grep -qvE '^(Documentation/|tools/testing/|MAINTAINERS$|arch/(arm64|powerpc)/)' ||
 				{ git -C "$tree" rev-parse "$c^{tree}"; break; }
 		done)
 	run_bisect; rc1=$?; n1=$(count)
@@ -584,7 +586,7 @@ test_bisect_record() {
 	   [ "$(awk -v t="$doc_tree" '$2 == t { print $5 }' "$rec")" = - ]; then
 		record bisect_check_skips_what_the_arch_does_not_compile 0
 	else
-		record bisect_check_skips_what_the_arch_does_not_compile 1 "exit $rc1, built $n1 of 12, recorded $lines, docs-only tree ${doc_tree:-not found}: $(tail -n 1 "$b/err")"
+		record bisect_check_skips_what_the_arch_does_not_compile 1 "exit $rc1, built $n1 of 12, recorded $lines, tree that x86_64 does not compile ${doc_tree:-not found}: $(tail -n 1 "$b/err")"
 	fi
 	run_bisect; rc2=$?; n2=$(count)
 	victim=$(grep -v '^#' "$rec" | awk '$5 != "-"' | sed -n 3p)
@@ -627,34 +629,48 @@ test_bisect_record() {
 	else
 		record bisect_check_many_warnings_fail 1 "$(tail -n 2 "$b/err")"
 	fi
-	t2=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n 2p)
-	c2=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | sed -n 2p)
+	# The first patch after patch 1 that the option check configures for
+	# x86_64 (it changes a Kconfig input that x86_64 reads): k.
+	local k=0 kp i=0 c
+	for c in $(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD); do
+		i=$((i + 1))
+		[ "$i" -ge 2 ] || continue
+		if git -C "$tree" diff-tree -r --no-commit-id --name-only "$c" |
+			grep -vE '^(Documentation/|tools/testing/|MAINTAINERS$|arch/(arm64|powerpc)/)' |
+			grep -qE '(^|/)Kconfig|^scripts/|/configs/|^Makefile$'; then
+			k=$i
+			break
+		fi
+	done
+	kp=$((k - 1))
+	t2=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n "${k}p")
+	c2=$(git -C "$tree" log --reverse --format='%H' kpkeys-base..HEAD | sed -n "${k}p")
 	local again glen lose
 	if ! lose_tree=$t2 run_bisect &&
-	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
+	   grep -qE "patch(es)? $k(-[0-9]+)? builds? without CONFIG_KPKEYS=y, which patch $kp has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
 		record bisect_check_unlisted_option_gap_fails 0
 	else
 		record bisect_check_unlisted_option_gap_fails 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
-	# The gap is patches 2 to again - 1 (a patch that changes no Kconfig
+	# The gap is patches k to again - 1 (a patch that changes no Kconfig
 	# input is not configured on its own).
-	again=$(sed -n 's/.*which patch 1 has and patch \([0-9]*\) has again.*/\1/p' "$b/err" | head -n 1)
-	glen=$((${again:-3} - 2))
+	again=$(sed -n "s/.*which patch $kp has and patch \\([0-9]*\\) has again.*/\\1/p" "$b/err" | head -n 1)
+	glen=$((${again:-$((k + 1))} - k))
 	echo "x86_64 CONFIG_KPKEYS $glen $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
 	if lose_tree=$t2 run_bisect &&
-	   grep -qE "patch(es)? 2(-[0-9]+)? builds? without CONFIG_KPKEYS=y, .* \(by design" "$b/err"; then
+	   grep -qE "patch(es)? $k(-[0-9]+)? builds? without CONFIG_KPKEYS=y, .* \(by design" "$b/err"; then
 		record bisect_check_listed_option_gap_passes 0
 	else
 		record bisect_check_listed_option_gap_passes 1 "$(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
 	# The same gap, made longer by a later patch: the listed gap ends
 	# where it ended, so this fails.
-	lose=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n "2,${again:-3}p" | tr '\n' ' ')
+	lose=$(git -C "$tree" log --reverse --format='%T' kpkeys-base..HEAD | sed -n "$k,${again:-$((k + 1))}p" | tr '\n' ' ')
 	if [ -n "$again" ] && ! lose_trees=$lose run_bisect &&
-	   grep -qE "without CONFIG_KPKEYS=y, which patch 1 has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
+	   grep -qE "without CONFIG_KPKEYS=y, which patch $kp has and patch [0-9]+ has again, and .* does not list it" "$b/err"; then
 		record bisect_check_longer_listed_gap_fails 0
 	else
-		record bisect_check_longer_listed_gap_fails 1 "gap 2-$((${again:-0} - 1)) listed, lost in 2-${again:-?}: $(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
+		record bisect_check_longer_listed_gap_fails 1 "gap $k-$((${again:-0} - 1)) listed, lost in $k-${again:-?}: $(grep CONFIG_KPKEYS= "$b/err" | tail -n 2)"
 	fi
 	# A gaps file line without the gap's length is refused, not ignored.
 	echo "x86_64 CONFIG_KPKEYS $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
@@ -665,7 +681,7 @@ test_bisect_record() {
 	fi
 	echo "x86_64 CONFIG_KPKEYS $glen $(git -C "$tree" log -1 --format=%s "$c2")" > "$b/gaps"
 	if ! lose_from=$c2 run_bisect &&
-	   grep -q "patch 2 (.*) loses CONFIG_KPKEYS=y, .* no later patch has it again" "$b/err"; then
+	   grep -q "patch $k (.*) loses CONFIG_KPKEYS=y, .* no later patch has it again" "$b/err"; then
 		record bisect_check_option_lost_for_good_fails 0
 	else
 		record bisect_check_option_lost_for_good_fails 1 "$(tail -n 3 "$b/err")"
