@@ -269,6 +269,9 @@ static int test_pgtable_workload(const char **reason)
  * Walk every page table of the system (debugfs kpkeys/walk) with a second
  * process alive: any table that is not keyed fails.
  */
+/* Set while polling: only the walks that decide are printed. */
+static int walk_quiet;
+
 static int walk_tables(const char **reason, long *kernel_tables)
 {
 	static char walk[512];
@@ -309,9 +312,10 @@ static int walk_tables(const char **reason, long *kernel_tables)
 	mms = kv_get(walk, "user_mms");
 	ut = kv_get(walk, "user_tables");
 	uu = kv_get(walk, "user_unkeyed");
-	printf("    # walk: kernel %ld tables (%ld unkeyed), %ld user mms, %ld tables (%ld unkeyed), %ld+%ld from kmem caches\n",
-	       kt, ku, mms, ut, uu, kv_get(walk, "kernel_slab"),
-	       kv_get(walk, "user_slab"));
+	if (!walk_quiet)
+		printf("    # walk: kernel %ld tables (%ld unkeyed), %ld user mms, %ld tables (%ld unkeyed), %ld+%ld from kmem caches\n",
+		       kt, ku, mms, ut, uu, kv_get(walk, "kernel_slab"),
+		       kv_get(walk, "user_slab"));
 	if (kt <= 0 || mms < 2 || ut <= 0) {
 		*reason = "the walk found no page tables";
 		return -1;
@@ -354,7 +358,7 @@ static int test_device_memory_tables_keyed_and_freed(const char **reason)
 {
 	long mapped, unmapped, remapped;
 	static char msg[160];
-	int ret;
+	int ret, i;
 
 	if (pgtables_skip(reason))
 		return 1;
@@ -374,7 +378,23 @@ static int test_device_memory_tables_keyed_and_freed(const char **reason)
 		return -1;
 	}
 	test_hmm_loaded = 0;
-	ret = walk_tables(reason, &unmapped);
+	/*
+	 * The device memory is released after delete_module() returns (the
+	 * pgmap's last reference goes asynchronously): walk until the
+	 * count drops, for up to about 10 s (each walk takes 0.1 s or more),
+	 * and print the last walk.
+	 */
+	for (i = 0; i < 100; i++) {
+		walk_quiet = i < 99;
+		ret = walk_tables(reason, &unmapped);
+		if (ret || unmapped < mapped)
+			break;
+	}
+	if (walk_quiet && !ret) {
+		walk_quiet = 0;
+		ret = walk_tables(reason, &unmapped);
+	}
+	walk_quiet = 0;
 	if (ret)
 		return ret;
 	if (load_test_hmm()) {
