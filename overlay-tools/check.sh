@@ -77,6 +77,7 @@ kunit_suites=(--expect-suite kpkeys_harness --expect-suite kpkeys
 # every architecture, none may skip: each one has its backend in use there.
 conf=(--expect-all-pass kpkeys_conformance)
 # The backend's own suite, where there is one.
+[ "$arch" = x86_64 ] && kunit_suites+=(--expect-suite kpkeys_x86)
 [ "$arch" = arm64 ] && kunit_suites+=(--expect-suite kpkeys_arm64)
 [ "$arch" = powerpc ] && kunit_suites+=(--expect-suite kpkeys_powerpc)
 all_suites=("${kunit_suites[@]}" --expect-suite kpkeys_check "${guest_suites[@]}")
@@ -112,7 +113,10 @@ x86_64)
 	hw=(--expect-line "x86: PKS: enabled, kpkeys available"
 	    --expect-line "# cpuinfo: pks present"
 	    --forbid-line "hardened page tables: software only"
-	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys_hardened_pgtables.default_context_write_faults
+	    --expect-pass kpkeys_x86.pkrs_holds_each_context
+	    --expect-pass kpkeys_x86.nmi_in_a_leave_runs_at_default
+	    --expect-pass kpkeys_x86.nmi_in_an_enter_restores_the_copy
 	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after)
 	;;
 arm64)
@@ -121,10 +125,10 @@ arm64)
 	hw=(--expect-line "kpkeys: POE enabled at EL1: POR_EL1 0x17777777, page tables POIndex 7"
 	    --forbid-line "hardened page tables: software only"
 	    --forbid-line "is not mapped with its own PTE: its image alias is not keyed"
-	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys_hardened_pgtables.default_context_write_faults
 	    --expect-pass kpkeys.cpu_comes_up_at_default
 	    --expect-pass kpkeys_arm64.image_pgtables_keyed_in_image_alias
-	    --expect-pass kpkeys_arm64.por_el1_holds_each_level
+	    --expect-pass kpkeys_arm64.por_el1_holds_each_context
 	    --expect-pass kpkeys_arm64.every_cpu_has_poe_at_default
 	    --expect-pass kpkeys_arm64.unmanaged_fields_survive_a_switch
 	    --expect-pass kpkeys_arm64.pgtable_page_has_poindex_7
@@ -134,18 +138,18 @@ arm64)
 powerpc)
 	# powernv9, hash MMU: storage key 4 in the AMR beside KUAP's key 3,
 	# page tables keyed in their bolted linear-map HPTEs, writes fault.
-	hw=(--expect-line "kpkeys: hash storage key 4 for page tables: AMR 0xfcbfffffffffffff at the default level, 0xfc3fffffffffffff at the page-table level"
+	hw=(--expect-line "kpkeys: hash storage key 4 for page tables: AMR 0xfcbfffffffffffff in the default context, 0xfc3fffffffffffff in the page-table context"
 	    --expect-line "kpkeys: linear map: 1024 MiB with one bolted HPTE per 4K page"
 	    --forbid-line "hardened page tables: software only"
-	    --expect-pass kpkeys_hardened_pgtables.default_level_write_faults
+	    --expect-pass kpkeys_hardened_pgtables.default_context_write_faults
 	    --expect-pass kpkeys_hardened_pgtables.linear_map_tables_keyed
 	    --expect-pass kpkeys_hardened_pgtables_boot.unkeyed_window_tables_keyed_after
-	    --expect-pass kpkeys_powerpc.amr_holds_each_level
+	    --expect-pass kpkeys_powerpc.amr_holds_each_context
 	    --expect-pass kpkeys.cpu_comes_up_at_default
 	    --expect-pass kpkeys_powerpc.kuap_window_survives_a_switch
 	    --expect-pass kpkeys_powerpc.kuap_windows_keep_pgtables_read_only
-	    --expect-pass kpkeys_powerpc.kuap_windows_keep_the_level
-	    --expect-pass kpkeys_powerpc.kuap_faults_diagnosed_at_either_level
+	    --expect-pass kpkeys_powerpc.kuap_windows_keep_the_context
+	    --expect-pass kpkeys_powerpc.kuap_faults_diagnosed_in_either_context
 	    --expect-pass kpkeys_powerpc.pgd_and_pud_pages_are_constructed
 	    --expect-pass kpkeys_powerpc.every_cpu_at_default
 	    --expect-pass kpkeys_powerpc.pgtable_page_has_key_4
@@ -307,7 +311,7 @@ if [ ${#prodhw[@]} -gt 0 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 		boot "$label+prod-nocheck" "" "${prodhw[@]}" \
 			--expect-line "kpkeys: hardened page tables: on" \
 			--forbid-line "hardened page tables: software only" \
-			--forbid-line "kpkeys: software level checker enabled" \
+			--forbid-line "kpkeys: software context checker enabled" \
 			--expect-pass kpkeys_hardened_pgtables_guest.pgtable_workload \
 			--expect-pass kpkeys_hardened_pgtables_guest.walker_finds_no_unkeyed_tables || rc=1
 		kout=$out suites=("${all_suites[@]}")
@@ -361,7 +365,7 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 				--expect-pass kpkeys_hardened_pgtables.pool_refill_failure_leaves_nothing_keyed \
 				--expect-pass kpkeys_hardened_pgtables_guest.pgtable_workload \
 				--expect-pass kpkeys_hardened_pgtables_guest.walker_finds_no_unkeyed_tables \
-				--forbid-line "kpkeys: software level checker enabled" \
+				--forbid-line "kpkeys: software context checker enabled" \
 				--forbid-line "possible circular locking dependency" \
 				--forbid-line "possible recursive locking" \
 				--forbid-line "inconsistent lock state" \

@@ -206,10 +206,24 @@ class Counters(unittest.TestCase):
         self.assertEqual(len(p), 1)
         self.assertIn("reg_writes_entry", p[0])
 
-    def test_skip_without_batching_fails(self):
+    def test_section_without_batching_fails(self):
+        p = bench.counter_problems(self.counting("nobatch", "munmap_h0",
+                                                 lazy_mmu_sections=3))
+        self.assertEqual(len(p), 1)
+
+    def test_nested_guards_without_batching_pass(self):
         p = bench.counter_problems(self.counting("nobatch", "munmap_h0",
                                                  pgtables_switches_skipped=3))
+        self.assertEqual(p, [])
+
+    def test_batching_that_skips_no_more_than_nesting_fails(self):
+        c = {}
+        c.update(self.counting("nobatch", "fork_h0", pgtables_switches_skipped=8))
+        c.update(self.counting("on", "fork_h0", pgtables_switches_skipped=8,
+                               lazy_mmu_sections=2))
+        p = bench.counter_problems(c)
         self.assertEqual(len(p), 1)
+        self.assertIn("skipped by batching", p[0])
 
     def test_no_skip_with_batching_fails(self):
         p = bench.counter_problems(self.counting("on", "fork_h1", pgtables_switches=5))

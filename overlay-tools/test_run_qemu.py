@@ -144,7 +144,7 @@ class JudgeTest(unittest.TestCase):
                "[    0.233515]     1..1",
                "[    0.233600] CPU: 1 UID: 0 PID: 81 Comm: kunit_try_catch",
                "[    0.233700]  #1",
-               "[    0.247550]     ok 1 set_level_then_restore_round_trips",
+               "[    0.247550]     ok 1 enter_then_leave_round_trips",
                "[    0.248000] ok 1 kpkeys"]
         kept = run_qemu.ktap_documents(doc)[0]
         self.assertEqual(kept, [l for i, l in enumerate(doc) if i not in (3, 6, 7)])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kpkeys: the debugfs directory shared by the kpkeys parts, the out-of-line
- * part of the level API, and the statistics (CONFIG_KPKEYS_STATS).
+ * part of the context API, and the statistics (CONFIG_KPKEYS_STATS).
  *
  * /sys/kernel/debug/kpkeys/stats lists each counter summed over all CPUs,
  * one "name value" pair per line.  The counters only grow: a benchmark
@@ -17,6 +17,7 @@
 #include <linux/init.h>
 #include <linux/jump_label.h>
 #include <linux/kpkeys_check.h>
+#include <linux/kprobes.h>
 #include <linux/kstrtox.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
@@ -35,24 +36,32 @@ struct dentry *kpkeys_debugfs_dir(void)
 }
 
 /**
- * kpkeys_restore_invalid() - a saved value that no level produces
- * @reg: the value kpkeys_restore_pkey_reg() was given
+ * kpkeys_leave_invalid() - a state to leave to that no context produces
+ * @arch_state: the state kpkeys_leave_context() was given, replaced by
+ *	the default context's
  *
  * Out of line, so that the warning is not inlined into every guard.
- *
- * Return: the default level's bits, which are restored instead.
  */
-u64 kpkeys_restore_invalid(u64 reg)
+notrace void kpkeys_leave_invalid(struct arch_kpkeys_state *arch_state)
 {
-	WARN_ONCE(1, "kpkeys: restoring %#llx, which is no kpkeys level; restoring the default level\n",
-		  reg);
-	return arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+	WARN_ONCE(1, "kpkeys: leaving to a state that no kpkeys context has (%*phN); loading the default context\n",
+		  (int)sizeof(*arch_state), arch_state);
+	*arch_state = arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT);
 }
-EXPORT_SYMBOL_GPL(kpkeys_restore_invalid);
+EXPORT_SYMBOL_GPL(kpkeys_leave_invalid);
+NOKPROBE_SYMBOL(kpkeys_leave_invalid);
 
 #ifdef CONFIG_KPKEYS_STATS
 DEFINE_PER_CPU(unsigned long, kpkeys_stats[KPKEYS_NR_STATS]);
 EXPORT_PER_CPU_SYMBOL_GPL(kpkeys_stats);
+
+/* Also called in the page-table context: not traceable, not probeable. */
+notrace void __kpkeys_stat_add(enum kpkeys_stat stat, unsigned long nr)
+{
+	this_cpu_add(kpkeys_stats[stat], nr);
+}
+EXPORT_SYMBOL_GPL(__kpkeys_stat_add);
+NOKPROBE_SYMBOL(__kpkeys_stat_add);
 #ifdef CONFIG_KPKEYS_STATS_DEFAULT_ON
 DEFINE_STATIC_KEY_TRUE_RO(kpkeys_stats_key);
 #else
@@ -86,8 +95,6 @@ static const char * const kpkeys_stat_names[KPKEYS_NR_STATS] = {
 	[KPKEYS_STAT_PGTABLES_SKIPPED]	= "pgtables_switches_skipped",
 	[KPKEYS_STAT_LAZY_SECTIONS]	= "lazy_mmu_sections",
 	[KPKEYS_STAT_SET_MEMORY_PKEY]	= "set_memory_pkey_calls",
-	[KPKEYS_STAT_PKEY_SPLITS]	= "set_memory_pkey_splits",
-	[KPKEYS_STAT_PKEY_FLUSHES]	= "set_memory_pkey_tlb_flushes",
 	[KPKEYS_STAT_PTPS_KEYED]	= "ptps_keyed",
 	[KPKEYS_STAT_PTPS_UNKEYED]	= "ptps_unkeyed",
 	[KPKEYS_STAT_POOL_ALLOCS]	= "pool_allocs",

@@ -45,8 +45,9 @@ void kpkeys_walk_mm(struct mm_struct *mm, unsigned long *tables,
 		    unsigned long *unkeyed, unsigned long *slab);
 bool kpkeys_pgtable_from_kmem_cache(const void *table);
 const char *kpkeys_no_hardware_reason(void);
-int kpkeys_pool_refill_failing(unsigned int *keyed, unsigned int *nr);
-int kpkeys_pool_refill_refused(bool *leaked);
+#if IS_ENABLED(CONFIG_KUNIT)
+int kpkeys_pool_refill_block(struct page *block, unsigned int order, bool only_if_low);
+#endif
 #endif
 
 #endif /* __MM_KPKEYS_H */

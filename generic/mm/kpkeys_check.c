@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpkeys software level checker (CONFIG_KPKEYS_CHECK).
+ * kpkeys software context checker (CONFIG_KPKEYS_CHECK).
  *
- * The checker keeps the current kpkeys level in software, next to whatever
- * the pkey register holds: per task in task context, and per CPU for each
- * interrupt context (softirq, hardirq, NMI), so an interrupt starts at the
- * default level whatever the code it interrupted was doing.  It works with
+ * The checker keeps the current kpkeys context in software, next to
+ * whatever the pkey register holds: per task in task context, and per CPU
+ * for each interrupt context (softirq, hardirq, NMI), so an interrupt
+ * starts in the default context whatever the code it interrupted was
+ * doing.  It works with
  * and without pkey hardware, which makes it the first step of a port: wire
  * up the generic pieces, boot with the checker on, fix every report, then
  * write the register backend.
  *
  * It reports, once per call site, with a stack trace:
- *  - a restore that does not match the innermost switch;
- *  - a page-table write (kpkeys_check_level() in a batched section,
- *    kpkeys_check_pgtable_write() at every store) at the wrong level;
- *  - a return to user space at a level other than the default.
+ *  - a leave that does not match the innermost entry;
+ *  - a page-table write (kpkeys_check_ctx() in a batched section,
+ *    kpkeys_check_pgtable_write() at every store) in the wrong context;
+ *  - a return to user space in a context other than the default.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/kpkeys_entry.h>
+#include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
@@ -42,11 +44,11 @@ static unsigned long kpkeys_check_sites[KPKEYS_CHECK_MAX_SITES];
 
 static __always_inline struct kpkeys_check_state *kpkeys_check_state(void)
 {
-	unsigned char ctx = interrupt_context_level();
+	unsigned char irq = interrupt_context_level();
 
-	if (!ctx)
+	if (!irq)
 		return &current->kpkeys_check;
-	return this_cpu_ptr(&kpkeys_check_irq_state[ctx - 1]);
+	return this_cpu_ptr(&kpkeys_check_irq_state[irq - 1]);
 }
 
 /* Lockless: reports can come from NMI context. */
@@ -68,101 +70,131 @@ static bool kpkeys_check_first_report(unsigned long ip)
 	return true;	/* table full: keep reporting */
 }
 
+static const char *const kpkeys_ctx_names[KPKEYS_NR_CTX] = {
+	[KPKEYS_CTX_DEFAULT]	= "default",
+	[KPKEYS_CTX_PGTABLES]	= "pgtables",
+};
+
+static const char *kpkeys_ctx_name(unsigned int ctx)
+{
+	return ctx < KPKEYS_NR_CTX ? kpkeys_ctx_names[ctx] : "invalid";
+}
+
 /*
  * Not WARN(): a test that provokes a report on purpose marks it "expected
  * by a test", and the test harness fails on any other "kpkeys_check:" line.
  */
-static void kpkeys_check_report(const char *what, unsigned long ip,
-				const char *unit, int got, int expected)
+static bool kpkeys_check_report_site(unsigned long ip)
 {
 	atomic_inc(&kpkeys_check_nr_reports);
-	if (!kpkeys_check_first_report(ip))
+	return kpkeys_check_first_report(ip);
+}
+
+static const char *kpkeys_check_expected_note(void)
+{
+	return READ_ONCE(kpkeys_check_expecting) ? " (expected by a test)" : "";
+}
+
+static void kpkeys_check_report_ctx(const char *what, unsigned long ip,
+				    unsigned int got, unsigned int expected)
+{
+	if (!kpkeys_check_report_site(ip))
 		return;
-	pr_warn("kpkeys_check: %s at %pS: %s %d, expected %d%s\n", what,
-		(void *)ip, unit, got, expected,
-		READ_ONCE(kpkeys_check_expecting) ? " (expected by a test)" : "");
+	pr_warn("kpkeys_check: %s at %pS: context %s, expected %s%s\n", what,
+		(void *)ip, kpkeys_ctx_name(got), kpkeys_ctx_name(expected),
+		kpkeys_check_expected_note());
 	dump_stack();
 }
 
-void kpkeys_check_switch(int level, struct kpkeys_saved *saved)
+static void kpkeys_check_report_depth(unsigned long ip, int got, int expected)
 {
-	struct kpkeys_check_state *state = kpkeys_check_state();
-
-	saved->level = state->level;
-	saved->depth = ++state->depth;
-	state->level = level;
-}
-EXPORT_SYMBOL_GPL(kpkeys_check_switch);
-
-void kpkeys_check_restore(const struct kpkeys_saved *saved)
-{
-	struct kpkeys_check_state *state = kpkeys_check_state();
-
-	if (!saved->depth)	/* kpkeys_saved_unchanged() */
+	if (!kpkeys_check_report_site(ip))
 		return;
-	if (saved->depth != state->depth)
-		kpkeys_check_report("kpkeys restore out of order", _RET_IP_,
-				    "nesting depth", state->depth, saved->depth);
-	state->level = saved->level;
-	state->depth = saved->depth - 1;
+	pr_warn("kpkeys_check: kpkeys leave out of order at %pS: nesting depth %d, expected %d%s\n",
+		(void *)ip, got, expected, kpkeys_check_expected_note());
+	dump_stack();
 }
-EXPORT_SYMBOL_GPL(kpkeys_check_restore);
+
+void kpkeys_check_enter(enum kpkeys_ctx ctx, struct kpkeys_state *entered)
+{
+	struct kpkeys_check_state *state = kpkeys_check_state();
+
+	entered->check.ctx = state->ctx;
+	entered->check.depth = ++state->depth;
+	state->ctx = ctx;
+}
+EXPORT_SYMBOL_GPL(kpkeys_check_enter);
+
+void kpkeys_check_leave(const struct kpkeys_state *entered)
+{
+	struct kpkeys_check_state *state = kpkeys_check_state();
+
+	if (!entered->check.depth)	/* KPKEYS_STATE_UNCHANGED */
+		return;
+	if (entered->check.depth != state->depth)
+		kpkeys_check_report_depth(_RET_IP_, state->depth,
+					  entered->check.depth);
+	state->ctx = entered->check.ctx;
+	state->depth = entered->check.depth - 1;
+}
+EXPORT_SYMBOL_GPL(kpkeys_check_leave);
 
 /**
- * kpkeys_check_level() - report if the current level is not @level
- * @level: the level the caller must run at
+ * kpkeys_check_ctx() - report if the current context is not @ctx
+ * @ctx: the context the caller must run in
  *
- * Called where kpkeys-protected data is written without a switch of its own
- * (a page-table write inside a batched section, for example).
+ * Called where kpkeys-protected data is written without an entry of its
+ * own (a page-table write inside a batched section, for example).
  */
-void kpkeys_check_level(int level)
+notrace void kpkeys_check_ctx(enum kpkeys_ctx ctx)
 {
 	struct kpkeys_check_state *state = kpkeys_check_state();
 
-	if (state->level != level)
-		kpkeys_check_report("write at the wrong kpkeys level", _RET_IP_,
-				    "level", state->level, level);
+	if (state->ctx != ctx)
+		kpkeys_check_report_ctx("write in the wrong kpkeys context",
+					_RET_IP_, state->ctx, ctx);
 }
-EXPORT_SYMBOL_GPL(kpkeys_check_level);
+EXPORT_SYMBOL_GPL(kpkeys_check_ctx);
+NOKPROBE_SYMBOL(kpkeys_check_ctx);
 
 #ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
 /*
- * kpkeys_check_pgtable_write(): the store is made at the level of the
- * innermost switch of this context.  The keyed test is only made on a
- * mismatch (tables that are not keyed, early ones, may be written at any
- * level), so the common case costs a call, one load and a compare.
+ * kpkeys_check_pgtable_write(): the store is made in the context of the
+ * innermost entry of this execution context.  The keyed test is only made
+ * on a mismatch (tables that are not keyed, early ones, may be written in
+ * any context), so the common case costs a call, one load and a compare.
  */
-void __kpkeys_check_pgtable_write(const void *table)
+notrace void __kpkeys_check_pgtable_write(const void *table)
 {
-	int level = kpkeys_check_state()->level;
+	unsigned int ctx = kpkeys_check_state()->ctx;
 
-	if (likely(level == KPKEYS_LVL_PGTABLES))
+	if (likely(ctx == KPKEYS_CTX_PGTABLES))
 		return;
 	if (!kpkeys_pgtable_keyed(table))
 		return;
-	kpkeys_check_report("page-table write outside a kpkeys guard", _RET_IP_,
-			    "level", level, KPKEYS_LVL_PGTABLES);
+	kpkeys_check_report_ctx("page-table write outside a kpkeys guard",
+				_RET_IP_, ctx, KPKEYS_CTX_PGTABLES);
 }
 EXPORT_SYMBOL_GPL(__kpkeys_check_pgtable_write);
+NOKPROBE_SYMBOL(__kpkeys_check_pgtable_write);
 #endif
 
 void __kpkeys_check_user_return(void)
 {
 	struct kpkeys_check_state *state = &current->kpkeys_check;
 
-	if (unlikely(state->level != KPKEYS_LVL_DEFAULT)) {
-		kpkeys_check_report("return to user space at a kpkeys level",
-				    _RET_IP_, "level", state->level,
-				    KPKEYS_LVL_DEFAULT);
-		state->level = KPKEYS_LVL_DEFAULT;
+	if (unlikely(state->ctx != KPKEYS_CTX_DEFAULT)) {
+		kpkeys_check_report_ctx("return to user space in a kpkeys context",
+					_RET_IP_, state->ctx, KPKEYS_CTX_DEFAULT);
+		state->ctx = KPKEYS_CTX_DEFAULT;
 		state->depth = 0;
 	}
 }
 
 /*
  * Exception entry and exit (see <linux/kpkeys_entry.h>): the handler starts
- * at the default level, like the hardware, whatever the interrupted
- * context was doing; the interrupted context gets its level back on exit.
+ * in the default context, like the hardware, whatever the interrupted
+ * code was doing; the interrupted code gets its context back on exit.
  * Before context tracking and RCU: noinstr.
  */
 noinstr void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save)
@@ -170,7 +202,7 @@ noinstr void kpkeys_check_irqentry_enter(struct kpkeys_check_state *save)
 	struct kpkeys_check_state *state = kpkeys_check_state();
 
 	*save = *state;
-	state->level = KPKEYS_LVL_DEFAULT;
+	state->ctx = KPKEYS_CTX_DEFAULT;
 }
 
 noinstr void kpkeys_check_irqentry_exit(const struct kpkeys_check_state *save)
@@ -179,15 +211,15 @@ noinstr void kpkeys_check_irqentry_exit(const struct kpkeys_check_state *save)
 }
 
 /**
- * kpkeys_check_current_level() - the level the checker tracks right now
+ * kpkeys_check_current_ctx() - the context the checker tracks right now
  *
- * Return: the %KPKEYS_LVL_* the current context is at, for the checker.
+ * Return: the &enum kpkeys_ctx the running code is in, for the checker.
  */
-int kpkeys_check_current_level(void)
+enum kpkeys_ctx kpkeys_check_current_ctx(void)
 {
-	return kpkeys_check_state()->level;
+	return kpkeys_check_state()->ctx;
 }
-EXPORT_SYMBOL_GPL(kpkeys_check_current_level);
+EXPORT_SYMBOL_GPL(kpkeys_check_current_ctx);
 
 /* For KUnit: count reports, and mark the ones a test provokes. */
 int kpkeys_check_reports(void)
@@ -212,8 +244,8 @@ late_initcall(kpkeys_check_debugfs_init);
 
 static int __init kpkeys_check_announce(void)
 {
-	pr_info("kpkeys: software level checker enabled (CONFIG_KPKEYS_CHECK), pkey hardware %s\n",
-		arch_kpkeys_enabled() ? "in use" : "not in use");
+	pr_info("kpkeys: software context checker enabled (CONFIG_KPKEYS_CHECK), pkey hardware %s\n",
+		kpkeys_supported() ? "in use" : "not in use");
 	return 0;
 }
 early_initcall(kpkeys_check_announce);

@@ -3,7 +3,7 @@
  * kpkeys hardened page tables (CONFIG_KPKEYS_HARDENED_PGTABLES).
  *
  * Every page-table page (PTP) carries KPKEYS_PKEY_PGTABLES in the linear
- * map while it is in use, so only code at KPKEYS_LVL_PGTABLES (the
+ * map while it is in use, so only code in KPKEYS_CTX_PGTABLES (the
  * kpkeys_hardened_pgtables guard, or a batched lazy MMU section) can write
  * it.  The parts, one file each:
  *
@@ -24,7 +24,7 @@
 #include <linux/array_size.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
-#include <linux/kpkeys.h>
+#include <linux/kpkeys_entry.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
@@ -33,13 +33,6 @@
 #include <kunit/visibility.h>
 
 #include "kpkeys.h"
-
-/* Exported: page-table writers in modules use the guard. */
-/* Enabled once at boot and never disabled: read-only after init. */
-DEFINE_STATIC_KEY_FALSE_RO(kpkeys_hardened_pgtables_key);
-EXPORT_SYMBOL_GPL(kpkeys_hardened_pgtables_key);
-DEFINE_STATIC_KEY_FALSE_RO(kpkeys_pgtables_batching_key);
-EXPORT_SYMBOL_GPL(kpkeys_pgtables_batching_key);
 
 /*
  * Set once static_branch_enable() has patched every site of
@@ -52,25 +45,45 @@ EXPORT_SYMBOL_GPL(kpkeys_pgtables_batching_key);
  */
 bool kpkeys_pgtables_live __ro_after_init;
 
+/* Exported: page-table writers in modules use the guard. */
+/* Enabled once at boot and never disabled: read-only after init. */
+DEFINE_STATIC_KEY_FALSE_RO(kpkeys_hardened_pgtables_key);
+EXPORT_SYMBOL_GPL(kpkeys_hardened_pgtables_key);
+DEFINE_STATIC_KEY_FALSE_RO(kpkeys_pgtables_batching_key);
+EXPORT_SYMBOL_GPL(kpkeys_pgtables_batching_key);
+
 /*
  * The guard's register switch, out of line for the kernel image (see
- * <linux/kpkeys.h>).  It enters KPKEYS_LVL_PGTABLES and nothing else, and
- * its restore never enters it.  Not exported: only direct calls reach
+ * <linux/kpkeys.h>).  It enters KPKEYS_CTX_PGTABLES and nothing else, and
+ * its leave never enters it.  Not exported: only direct calls reach
  * them.  Neither traceable nor probeable: a tracer, kprobe or BPF program
- * run at their entry or return would run at the page-table level, which
+ * run at their entry or return would run in the page-table context, which
  * the inlined switch never exposed.
  */
-notrace struct kpkeys_saved __kpkeys_hardened_pgtables_enter(void)
+notrace struct kpkeys_state __kpkeys_hardened_pgtables_enter(void)
 {
 #ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
 	struct kpkeys_lazy_mmu *lazy = &current->lazy_mmu_state.kpkeys;
 #endif
 
+#ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
+	/*
+	 * Batched, after the section's first write, without kpkeys hardware
+	 * (the software checker alone).  With it, the register says whether
+	 * the context is in place, and the guard came here because it is not
+	 * (a guard of the default context nested in the section): enter it.
+	 */
+	if (!kpkeys_supported() && kpkeys_pgtables_batched()) {
+		kpkeys_check_ctx(KPKEYS_CTX_PGTABLES);
+		kpkeys_stat_inc(KPKEYS_STAT_PGTABLES_SKIPPED);
+		return KPKEYS_STATE_UNCHANGED;
+	}
+#endif
 	kpkeys_stat_inc(KPKEYS_STAT_PGTABLES_SWITCHES);
 #ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
 	/*
-	 * The first write of a batched lazy MMU section: enter the level for
-	 * the rest of the section, which restores it when it ends.  An
+	 * The first write of a batched lazy MMU section: enter the context
+	 * for the rest of the section, which leaves it when it ends.  An
 	 * interrupt or a preemption between the steps gets the state back as
 	 * it found it, pending or active, with the register (entry saves and
 	 * restores both, the scheduler keeps both with the task); the state
@@ -83,25 +96,28 @@ notrace struct kpkeys_saved __kpkeys_hardened_pgtables_enter(void)
 		/*
 		 * Only a section that is really there ends, and restores:
 		 * a pending state outside one (task_struct is writable
-		 * memory) would leave the level open for good.
+		 * memory) would leave the context open for good.  The
+		 * task's section, not is_lazy_mmu_mode_active(): that is
+		 * false under local_bh_disable(), and a handler never sees
+		 * a pending state (entry cleared it).
 		 */
-		if (WARN_ONCE(!is_lazy_mmu_mode_active(),
+		if (WARN_ONCE(!__task_lazy_mmu_mode_active(current),
 			      "kpkeys: a pending batched section outside lazy MMU mode\n")) {
 			lazy->batching = KPKEYS_BATCH_NONE;
-			return kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+			return kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 		}
-		lazy->saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+		lazy->state = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 		WRITE_ONCE(lazy->batching, KPKEYS_BATCH_ACTIVE);
-		return kpkeys_saved_unchanged();
+		return KPKEYS_STATE_UNCHANGED;
 	}
 #endif
-	return kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	return kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 }
 NOKPROBE_SYMBOL(__kpkeys_hardened_pgtables_enter);
 
-notrace void __kpkeys_hardened_pgtables_leave(struct kpkeys_saved saved)
+notrace void __kpkeys_hardened_pgtables_leave(struct kpkeys_state *state)
 {
-	kpkeys_hardened_pgtables_restore(saved);
+	kpkeys_hardened_pgtables_restore(state);
 }
 NOKPROBE_SYMBOL(__kpkeys_hardened_pgtables_leave);
 
@@ -119,25 +135,47 @@ static const char * const kpkeys_pgtables_modes[] = {
 	[KPKEYS_PGTABLES_ON]		= "on",
 };
 
-static enum kpkeys_pgtables_mode kpkeys_pgtables_mode = KPKEYS_PGTABLES_ON;
+static enum kpkeys_pgtables_mode kpkeys_pgtables_mode __ro_after_init = KPKEYS_PGTABLES_ON;
 /* What runs: the mode, or "off" if it could not be enabled. */
 static enum kpkeys_pgtables_mode kpkeys_pgtables_active = KPKEYS_PGTABLES_OFF;
 
+/* Early: the backends decide from it whether to arm (kpkeys_requested()). */
 static int __init kpkeys_hardened_pgtables_setup(char *arg)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(kpkeys_pgtables_modes); i++) {
+	for (i = 0; arg && i < ARRAY_SIZE(kpkeys_pgtables_modes); i++) {
 		if (!strcmp(arg, kpkeys_pgtables_modes[i])) {
 			kpkeys_pgtables_mode = i;
-			return 1;
+			return 0;
 		}
 	}
 	pr_err("kpkeys_hardened_pgtables=%s: invalid value, valid values are on, nobatch and off; keeping %s\n",
-	       arg, kpkeys_pgtables_modes[kpkeys_pgtables_mode]);
-	return 1;
+	       arg ?: "", kpkeys_pgtables_modes[kpkeys_pgtables_mode]);
+	return 0;
 }
-__setup("kpkeys_hardened_pgtables=", kpkeys_hardened_pgtables_setup);
+early_param("kpkeys_hardened_pgtables", kpkeys_hardened_pgtables_setup);
+
+/**
+ * kpkeys_requested() - whether a kpkeys user wants the hardware
+ *
+ * A backend arms itself (sets the hardware up, makes kpkeys_supported()
+ * true, keeps its key from user space) only if this says so.  Valid from
+ * parse_early_param() on, before any backend decides.
+ *
+ * An architecture declares that every page-table writer it has is guarded
+ * by selecting ARCH_HAS_KPKEYS_HARDENED_PGTABLES; until it does, its
+ * backend may be built but is never armed, and hardened page tables run in
+ * software only.
+ *
+ * Return: false if hardened page tables, the only kpkeys user, were turned
+ * off on the command line, or cannot be enforced on this architecture.
+ */
+bool kpkeys_requested(void)
+{
+	return IS_ENABLED(CONFIG_ARCH_HAS_KPKEYS_HARDENED_PGTABLES) &&
+	       kpkeys_pgtables_mode != KPKEYS_PGTABLES_OFF;
+}
 
 /* Setup */
 
@@ -168,9 +206,11 @@ const char *kpkeys_pgtables_active_mode(void)
  */
 const char *kpkeys_no_hardware_reason(void)
 {
-	return IS_ENABLED(CONFIG_ARCH_HAS_KPKEYS) ?
-	       "this CPU has no usable protection keys for the kernel" :
-	       "no kpkeys backend for this architecture";
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_KPKEYS))
+		return "no kpkeys backend for this architecture";
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_KPKEYS_HARDENED_PGTABLES))
+		return "this architecture does not guard its page-table writers";
+	return "this CPU has no usable protection keys for the kernel";
 }
 EXPORT_SYMBOL_IF_KUNIT(kpkeys_no_hardware_reason);
 
@@ -184,7 +224,7 @@ EXPORT_SYMBOL_IF_KUNIT(kpkeys_no_hardware_reason);
  * the pool holds, in atomic context, and none can be keyed until the
  * repaint is done.  Until kpkeys_pgtables_unkeyed_end(),
  * kpkeys_pgtable_alloc() takes pages from the page allocator, unkeyed and
- * so writable at every level, as before hardened page tables started.
+ * so writable in every context, as before hardened page tables started.
  *
  * Boot only, before user space, and with every other CPU stopped by the
  * caller: a table allocated in the window must be in init_mm's tree by
@@ -244,7 +284,7 @@ static int __init kpkeys_hardened_pgtables_init(void)
 		pr_info("hardened page tables: off (disabled on the command line: kpkeys_hardened_pgtables=off)\n");
 		return 0;
 	}
-	if (!arch_kpkeys_enabled() && !IS_ENABLED(CONFIG_KPKEYS_CHECK)) {
+	if (!kpkeys_supported() && !IS_ENABLED(CONFIG_KPKEYS_CHECK)) {
 		pr_info("hardened page tables: off (%s)\n",
 			kpkeys_no_hardware_reason());
 		return 0;
@@ -278,7 +318,7 @@ static int __init kpkeys_hardened_pgtables_init(void)
 
 	pr_info("hardened page tables: %s, page-table pkey %d\n",
 		kpkeys_pgtables_mode_text(), KPKEYS_PKEY_PGTABLES);
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		pr_info("hardened page tables: software only (%s): page tables are tracked and checked, not write-protected\n",
 			kpkeys_no_hardware_reason());
 	pr_info("hardened page tables: keyed %lu boot page-table pages (%lu unkeyed, %lu from kmem caches), pool %lu pages\n",

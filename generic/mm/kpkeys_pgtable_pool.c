@@ -38,6 +38,7 @@
 #include <linux/shrinker.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 
 #include "kpkeys.h"
@@ -57,7 +58,7 @@ bool kpkeys_page_flagged(struct page *page)
  */
 int kpkeys_page_pte_pkey(struct page *page)
 {
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		return -EOPNOTSUPP;
 	return kernel_page_pkey((unsigned long)page_address(page));
 }
@@ -73,7 +74,7 @@ bool kpkeys_page_keyed(struct page *page)
 
 /*
  * Failure injection on the refill path: the fail_kpkeys_pool attribute
- * (CONFIG_KPKEYS_FAULT_INJECTION), and a one-shot failure for KUnit.
+ * (CONFIG_KPKEYS_FAULT_INJECTION).
  */
 #ifdef CONFIG_KPKEYS_FAULT_INJECTION
 static DECLARE_FAULT_ATTR(fail_kpkeys_pool);
@@ -92,9 +93,6 @@ static int __init fail_kpkeys_pool_debugfs(void)
 late_initcall(fail_kpkeys_pool_debugfs);
 #endif
 
-static bool kpkeys_fail_next_key;
-/* KUnit: every keying is refused, as arm64 refuses before SMP is known. */
-static bool kpkeys_refuse_keys;
 static bool kpkeys_pool_is_refiller(void);
 
 /*
@@ -108,12 +106,8 @@ static bool kpkeys_key_refused(int ret)
 	return ret == -EOPNOTSUPP || ret == -EBUSY;
 }
 
-static bool kpkeys_should_fail(bool *once)
+static bool kpkeys_should_fail(void)
 {
-	if (once && READ_ONCE(*once)) {
-		WRITE_ONCE(*once, false);
-		return true;
-	}
 #ifdef CONFIG_KPKEYS_FAULT_INJECTION
 	return should_fail(&fail_kpkeys_pool, 1);
 #else
@@ -132,12 +126,9 @@ int kpkeys_key_pages(struct page *page, unsigned int nr, int pkey)
 	bool keyed = pkey == KPKEYS_PKEY_PGTABLES;
 	int ret;
 
+	KUNIT_STATIC_STUB_REDIRECT(kpkeys_key_pages, page, nr, pkey);
 	kpkeys_stat_inc(KPKEYS_STAT_SET_MEMORY_PKEY);
-	if (IS_ENABLED(CONFIG_KPKEYS_HARDENED_PGTABLES_KUNIT_TEST) &&
-	    READ_ONCE(kpkeys_refuse_keys)) {
-		ret = -EBUSY;
-	} else if (keyed && nr > 1 && kpkeys_pool_is_refiller() &&
-	    kpkeys_should_fail(&kpkeys_fail_next_key)) {
+	if (keyed && nr > 1 && kpkeys_pool_is_refiller() && kpkeys_should_fail()) {
 		/* Injected: fail halfway, as a CPA that could not split. */
 		set_memory_pkey(addr, nr / 2, pkey);
 		ret = -EIO;
@@ -255,7 +246,7 @@ static struct page *kpkeys_pool_take(unsigned long keep)
 	spin_unlock_irqrestore(&kpkeys_pool.lock, flags);
 
 	/* A forged free list could hand out an unkeyed page as a table. */
-	if (IS_ENABLED(CONFIG_DEBUG_VM) && page && arch_kpkeys_enabled())
+	if (IS_ENABLED(CONFIG_DEBUG_VM) && page && kpkeys_supported())
 		VM_WARN_ON_ONCE(kernel_page_pkey((unsigned long)page_address(page)) !=
 				KPKEYS_PKEY_PGTABLES);
 	if (page && left < KPKEYS_POOL_LOW)
@@ -338,33 +329,26 @@ static int kpkeys_pool_add_block(struct page *block, unsigned int order)
 	return 0;
 }
 
-/*
- * Add a block of keyed pages to the pool.  Process context: the mutex
- * serialises refills, and set_memory_pkey() may sleep.  The block is
- * allocated before the mutex is taken: direct reclaim may allocate page
- * tables, and so come back here.
+/**
+ * kpkeys_pool_refill_block() - key a block of pages and add it to the pool
+ * @block: the first page of the block, allocated by the caller
+ * @order: its order
+ * @only_if_low: add it only if the pool is still below its low mark, else
+ *	free it (another refill got there first)
+ *
+ * Process context: the mutex serialises refills, and set_memory_pkey() may
+ * sleep.  A block that could not be keyed is given back to the page
+ * allocator, or leaked if some of it stays keyed.
+ *
+ * Return: 0, or the error of the keying.
  */
-static int kpkeys_pool_refill(void)
+VISIBLE_IF_KUNIT int kpkeys_pool_refill_block(struct page *block, unsigned int order,
+					      bool only_if_low)
 {
-	const gfp_t gfp = GFP_KERNEL | __GFP_SKIP_KASAN;
-	unsigned int order = KPKEYS_POOL_BLOCK_ORDER;
-	struct page *block = NULL;
-	int ret = 0;
-
-	if (READ_ONCE(kpkeys_pool.count) >= KPKEYS_POOL_LOW)
-		return 0;
-	if (!kpkeys_should_fail(NULL)) {
-		block = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, order);
-		if (!block) {
-			order = 0;
-			block = alloc_pages(gfp, order);
-		}
-	}
-	if (!block)
-		return -ENOMEM;
+	int ret;
 
 	mutex_lock(&kpkeys_pool.refill_lock);
-	if (READ_ONCE(kpkeys_pool.count) >= KPKEYS_POOL_LOW) {
+	if (only_if_low && READ_ONCE(kpkeys_pool.count) >= KPKEYS_POOL_LOW) {
 		mutex_unlock(&kpkeys_pool.refill_lock);
 		__free_pages(block, order);
 		return 0;
@@ -376,82 +360,30 @@ static int kpkeys_pool_refill(void)
 	return ret;
 }
 
-#if IS_ENABLED(CONFIG_KPKEYS_HARDENED_PGTABLES_KUNIT_TEST)
-/**
- * kpkeys_pool_refill_failing() - a refill whose keying fails halfway (KUnit)
- * @keyed: pages of the block still carrying the page-table key in their
- *	PTEs when the failed refill gives the block back, counted before it
- *	is freed
- * @nr: the number of pages in the block
- *
- * Return: the refill's error, -EIO for the injected failure.
+/*
+ * Add a block of keyed pages to the pool.  The block is allocated before
+ * the mutex is taken: direct reclaim may allocate page tables, and so come
+ * back here.
  */
-int kpkeys_pool_refill_failing(unsigned int *keyed, unsigned int *nr)
+static int kpkeys_pool_refill(void)
 {
-	struct page *block;
-	unsigned int i;
-	int ret;
+	const gfp_t gfp = GFP_KERNEL | __GFP_SKIP_KASAN;
+	unsigned int order = KPKEYS_POOL_BLOCK_ORDER;
+	struct page *block = NULL;
 
-	block = alloc_pages(GFP_KERNEL, KPKEYS_POOL_BLOCK_ORDER);
+	if (READ_ONCE(kpkeys_pool.count) >= KPKEYS_POOL_LOW)
+		return 0;
+	if (!kpkeys_should_fail()) {
+		block = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN, order);
+		if (!block) {
+			order = 0;
+			block = alloc_pages(gfp, order);
+		}
+	}
 	if (!block)
 		return -ENOMEM;
-	*nr = KPKEYS_POOL_BLOCK;
-
-	mutex_lock(&kpkeys_pool.refill_lock);
-	WRITE_ONCE(kpkeys_fail_next_key, true);
-	ret = kpkeys_pool_add_block(block, KPKEYS_POOL_BLOCK_ORDER);
-	WRITE_ONCE(kpkeys_fail_next_key, false);
-	mutex_unlock(&kpkeys_pool.refill_lock);
-	if (!ret)
-		return -EINVAL;
-
-	/* kpkeys_give_back(), looked at before the free. */
-	*keyed = 0;
-	if (!kpkeys_unkey(block, KPKEYS_POOL_BLOCK_ORDER)) {
-		for (i = 0; i < KPKEYS_POOL_BLOCK; i++)
-			if (kernel_page_pkey((unsigned long)page_address(block + i)) ==
-			    KPKEYS_PKEY_PGTABLES)
-				(*keyed)++;
-		if (!*keyed)
-			__free_pages(block, KPKEYS_POOL_BLOCK_ORDER);
-	}
-	return ret;
+	return kpkeys_pool_refill_block(block, order, true);
 }
-EXPORT_SYMBOL_IF_KUNIT(kpkeys_pool_refill_failing);
-
-/**
- * kpkeys_pool_refill_refused() - a refill whose keying is refused (KUnit)
- * @leaked: set if the refill's failure path leaked the block
- *
- * Every keying is refused meanwhile, as arm64's set_memory_pkey() refuses
- * them (-EBUSY) until the secondary CPUs are known.
- *
- * Return: the refill's error, -EBUSY for the refusal.
- */
-int kpkeys_pool_refill_refused(bool *leaked)
-{
-	struct page *block;
-	int ret;
-
-	block = alloc_pages(GFP_KERNEL, KPKEYS_POOL_BLOCK_ORDER);
-	if (!block)
-		return -ENOMEM;
-
-	WRITE_ONCE(kpkeys_refuse_keys, true);
-	mutex_lock(&kpkeys_pool.refill_lock);
-	ret = kpkeys_pool_add_block(block, KPKEYS_POOL_BLOCK_ORDER);
-	mutex_unlock(&kpkeys_pool.refill_lock);
-	*leaked = ret && !kpkeys_give_back(block, KPKEYS_POOL_BLOCK_ORDER, ret);
-	WRITE_ONCE(kpkeys_refuse_keys, false);
-	if (!ret) {
-		/* Not refused: the block is in the pool now, and stays. */
-		*leaked = false;
-		return -EINVAL;
-	}
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(kpkeys_pool_refill_refused);
-#endif
 
 static void kpkeys_pool_refill_work(struct work_struct *work)
 {

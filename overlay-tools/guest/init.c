@@ -265,13 +265,13 @@ static int test_pgtable_workload(const char **reason)
 	return 0;
 }
 
-/* Set while polling: only the walks that decide are printed. */
-static int walk_quiet;
-
 /*
  * Walk every page table of the system (debugfs kpkeys/walk) with a second
  * process alive: any table that is not keyed fails.
  */
+/* Set while polling: only the walks that decide are printed. */
+static int walk_quiet;
+
 static int walk_tables(const char **reason, long *kernel_tables)
 {
 	static char walk[512];

@@ -24,49 +24,41 @@
 #define TEST_POR_EL1_PGTABLES	0x57777777ULL
 #define TEST_POINDEX		GENMASK_ULL(62, 60)
 
-/*
- * The register the backend writes: POR_EL1, or CONTEXTIDR_EL1 with the
- * mock (CONFIG_ARM64_KPKEYS_MOCK).
- */
 static u64 test_read_reg(void)
 {
-	return IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK) ?
-	       read_sysreg(contextidr_el1) : read_sysreg_s(SYS_POR_EL1);
+	return read_sysreg_s(SYS_POR_EL1);
 }
 
 static void test_write_reg(u64 val)
 {
-	if (IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
-		write_sysreg(val, contextidr_el1);
-	else
-		write_sysreg_s(val, SYS_POR_EL1);
+	write_sysreg_s(val, SYS_POR_EL1);
 	isb();
 }
 
 static void require_backend(struct kunit *test)
 {
-	if (!arch_kpkeys_enabled())
-		kunit_skip(test, "this CPU has no FEAT_S1POE: nothing to read back");
+	if (!kpkeys_supported())
+		kunit_skip(test,
+			   "kpkeys is not in use (no FEAT_S1POE, or kpkeys_hardened_pgtables=off)");
 }
 
 /*
- * Each level is one register value, and with POE TCR2_EL1.POE (bit 3) is
+ * Each context is one register value, and with POE TCR2_EL1.POE (bit 3) is
  * on, so that POR_EL1 applies.
  */
-static void por_el1_holds_each_level(struct kunit *test)
+static void por_el1_holds_each_context(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 def, pgt;
 
 	require_backend(test);
-	if (!IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
-		KUNIT_EXPECT_TRUE_MSG(test, read_sysreg_s(SYS_TCR2_EL1) & BIT(3),
-				      "TCR2_EL1.POE is clear: POR_EL1 is not applied");
+	KUNIT_EXPECT_TRUE_MSG(test, read_sysreg_s(SYS_TCR2_EL1) & BIT(3),
+			      "TCR2_EL1.POE is clear: POR_EL1 is not applied");
 
 	def = test_read_reg();
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	pgt = test_read_reg();
-	kpkeys_restore_pkey_reg(saved);
+	kpkeys_leave_context(&saved);
 
 	KUNIT_EXPECT_EQ(test, def, TEST_POR_EL1_DEFAULT);
 	KUNIT_EXPECT_EQ(test, pgt, TEST_POR_EL1_PGTABLES);
@@ -80,16 +72,16 @@ static void por_el1_holds_each_level(struct kunit *test)
 static void unmanaged_fields_survive_a_switch(struct kunit *test)
 {
 	u64 planted = (TEST_POR_EL1_DEFAULT & ~(0xfULL << 12)) | (0x1ULL << 12);
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	unsigned long flags;
 	u64 in, out;
 
 	require_backend(test);
 	local_irq_save(flags);
 	test_write_reg(planted);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	in = test_read_reg();
-	kpkeys_restore_pkey_reg(saved);
+	kpkeys_leave_context(&saved);
 	out = test_read_reg();
 	test_write_reg(TEST_POR_EL1_DEFAULT);
 	local_irq_restore(flags);
@@ -232,15 +224,25 @@ static void image_pgtables_keyed_in_image_alias(struct kunit *test)
 }
 
 /*
- * A new mm has POIndex 7 marked allocated, so pkey_alloc() never returns
- * it, and yet not allocated to user space: pkey_mprotect() and
- * pkey_free() refuse it.
+ * While kpkeys is armed, a new mm has POIndex 7 marked allocated, so
+ * pkey_alloc() never returns it, and yet not allocated to user space:
+ * pkey_mprotect() and pkey_free() refuse it.  Not armed (POE, but
+ * kpkeys_hardened_pgtables=off), user space keeps POIndex 7.
  */
 static void user_cannot_get_poindex_7(struct kunit *test)
 {
-	struct mm_struct *mm = mm_alloc();
+	struct mm_struct *mm;
 
+	if (!system_supports_poe())
+		kunit_skip(test, "this CPU has no FEAT_S1POE: no user pkeys");
+	mm = mm_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, mm);
+	if (!kpkeys_supported()) {
+		KUNIT_EXPECT_FALSE_MSG(test, mm_pkey_allocation_map(mm) & BIT(7),
+				       "POIndex 7 kept from user space with kpkeys not in use");
+		mmput(mm);
+		return;
+	}
 	KUNIT_EXPECT_TRUE(test, mm_pkey_allocation_map(mm) & BIT(7));
 	KUNIT_EXPECT_FALSE(test, mm_pkey_is_allocated(mm, 7));
 	KUNIT_EXPECT_EQ(test, mm_pkey_free(mm, 7), -EINVAL);
@@ -262,7 +264,7 @@ static long read_cpu_regs(void *arg)
 }
 
 /*
- * Every online CPU runs with the default level and TCR2_EL1.POE set.
+ * Every online CPU runs with the default context and TCR2_EL1.POE set.
  * Read in task context (a kworker bound to the CPU), not in an IPI: IPI
  * entry would reset the managed field whatever the CPU's tasks run with.
  */
@@ -279,14 +281,13 @@ static void every_cpu_has_poe_at_default(struct kunit *test)
 	for_each_online_cpu(cpu) {
 		KUNIT_EXPECT_EQ_MSG(test, regs[cpu].reg, TEST_POR_EL1_DEFAULT,
 				    "CPU %d", cpu);
-		if (!IS_ENABLED(CONFIG_ARM64_KPKEYS_MOCK))
-			KUNIT_EXPECT_TRUE_MSG(test, regs[cpu].tcr2 & BIT(3),
-					      "CPU %d: TCR2_EL1.POE is clear", cpu);
+		KUNIT_EXPECT_TRUE_MSG(test, regs[cpu].tcr2 & BIT(3),
+				      "CPU %d: TCR2_EL1.POE is clear", cpu);
 	}
 }
 
 static struct kunit_case kpkeys_arm64_cases[] = {
-	KUNIT_CASE(por_el1_holds_each_level),
+	KUNIT_CASE(por_el1_holds_each_context),
 	KUNIT_CASE(every_cpu_has_poe_at_default),
 	KUNIT_CASE(unmanaged_fields_survive_a_switch),
 	KUNIT_CASE(pgtable_page_has_poindex_7),

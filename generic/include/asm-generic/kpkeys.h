@@ -1,152 +1,134 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kpkeys arch contract, and the generic code built on it; see "Porting
- * kpkeys" in Documentation/core-api/kpkeys.rst.
+ * kpkeys for backends whose state is some bits of one register.
  *
- * An architecture that selects ARCH_HAS_KPKEYS provides, in <asm/kpkeys.h>:
+ * The arch contract (see Documentation/core-api/kpkeys-porting.rst) is,
+ * in <asm/kpkeys_types.h>:
  *
- *   KPKEYS_PKEY_DEFAULT, KPKEYS_PKEY_PGTABLES	its key numbers
- *   KPKEYS_PKEY_REG_MASK	the bits of the pkey register that hold the
- *				rights of the keys kpkeys manages; never all
- *				ones (see KPKEYS_PKEY_REG_INVAL)
- *   bool arch_kpkeys_enabled(void)		pkey hardware usable now
- *   u64 arch_kpkeys_read_pkey_reg(void)	the whole register, or a copy
- *						that only an NMI can find
- *						stale (see
- *						kpkeys_irqentry_nmi_enter())
- *   void arch_kpkeys_write_pkey_reg(u64 reg)	the whole register, with the
- *						barriers it needs, atomic with
- *						respect to interrupts and
- *						preemption (not NMIs)
- *   u64 arch_kpkeys_level_pkey_reg(int level)	the managed bits of a level
- *						(inside KPKEYS_PKEY_REG_MASK),
- *						constant for a constant level
+ *   struct arch_kpkeys_state		opaque to generic code
  *
- * optionally arch_kpkeys_read_pkey_reg_hw() (the register itself, for
- * tests, where arch_kpkeys_read_pkey_reg() reads a copy) and
- * arch_kpkeys_enforced() (false for a mock backend), and
- * set_memory_pkey() and kernel_page_pkey() (the key in a kernel PTE, in
- * any context) in <asm/set_memory.h>.  All of them are noinstr-safe:
- * the entry code uses them.
+ * and in <asm/kpkeys.h>, all static __always_inline and noinstr-safe (the
+ * entry code uses them):
  *
- * kpkeys only ever changes the bits in KPKEYS_PKEY_REG_MASK, with one
- * read-modify-write (kpkeys_switch_managed()); the other bits belong to
- * whoever else uses the register (powerpc KUAP in AMR, another PKS user on
- * x86).  They may change under kpkeys only if whoever changes them puts
- * them back before the interrupted code runs again, as interrupt entry and
- * exit do.
+ *   KPKEYS_PKEY_DEFAULT, KPKEYS_PKEY_PGTABLES	the key numbers
+ *   bool arch_kpkeys_supported(void)		kpkeys hardware in use
+ *   struct arch_kpkeys_state arch_kpkeys_ctx_state(enum kpkeys_ctx ctx)
+ *		the rights of a context, a constant for a constant @ctx
+ *   struct arch_kpkeys_state arch_kpkeys_read(void)
+ *		the rights in place now
+ *   struct arch_kpkeys_state arch_kpkeys_switch(struct arch_kpkeys_state to)
+ *		put @to in place, leaving alone whatever else the register
+ *		holds, with the barriers that make the next access see it;
+ *		return what it replaced, or a state that says nothing was
+ *		written if @to was already in place.  An interrupt or a
+ *		context switch in the middle must find, and leave, the
+ *		register as this CPU's code expects it: entry, exit and the
+ *		scheduler put back exactly what they found
+ *   bool arch_kpkeys_state_written(struct arch_kpkeys_state s)
+ *		false for a state that says nothing was written, and for
+ *		zeroed memory; true for every state read or switched from
+ *   bool arch_kpkeys_state_equal(struct arch_kpkeys_state a, b)
+ *   arch_kpkeys_switch_nmi()			optional, see below
+ *
+ * and set_memory_pkey() and kernel_page_pkey() in <asm/set_memory.h>.
+ *
+ * A backend whose state is the kpkeys bits of one register defines, and
+ * then includes this header for the rest of the contract:
+ *
+ *   struct arch_kpkeys_state { unsigned long reg; };
+ *   ARCH_KPKEYS_REG_MASK	the bits of the register kpkeys manages
+ *   ARCH_KPKEYS_STATE_MARK	bits outside the mask set in every state read
+ *				or switched from, so that none is zero; 0 if
+ *				no context has all of its managed bits clear
+ *   unsigned long __arch_kpkeys_ctx_reg(enum kpkeys_ctx ctx)
+ *				the managed bits of a context
+ *   unsigned long __arch_kpkeys_reg_read(void)
+ *				the register, or a copy that only an NMI can
+ *				find stale (then also defining
+ *				ARCH_KPKEYS_REG_COPY and
+ *				__arch_kpkeys_reg_read_hw(), the register)
+ *   void __arch_kpkeys_reg_write(unsigned long reg)
+ *				the whole register (and copy), with barriers;
+ *				a register and its copy are written with
+ *				interrupts off
+ *
+ * kpkeys only ever changes the bits in ARCH_KPKEYS_REG_MASK, with a
+ * read-modify-write; the other bits belong to whoever else uses the
+ * register (powerpc KUAP in the AMR, another PKS user on x86).  They must
+ * be the same on every CPU, since a task may read them on one CPU and
+ * write them on another, and may change under kpkeys only if whoever
+ * changes them puts them back before the interrupted code runs again, as
+ * interrupt entry and exit do.
  */
 #ifndef __ASM_GENERIC_KPKEYS_H
 #define __ASM_GENERIC_KPKEYS_H
 
-#ifndef KPKEYS_PKEY_DEFAULT
-#define KPKEYS_PKEY_DEFAULT	0
-#endif
+#include <linux/build_bug.h>
 
-#ifndef KPKEYS_PKEY_PGTABLES
-#define KPKEYS_PKEY_PGTABLES	1
-#endif
+#define ARCH_KPKEYS_STATE_UNCHANGED	((struct arch_kpkeys_state){ .reg = 0 })
 
-#ifdef CONFIG_ARCH_HAS_KPKEYS
+static_assert(!(ARCH_KPKEYS_STATE_MARK & ARCH_KPKEYS_REG_MASK));
 
-#ifndef arch_kpkeys_read_pkey_reg_hw
-#define arch_kpkeys_read_pkey_reg_hw arch_kpkeys_read_pkey_reg
-#endif
-
-/*
- * Does the hardware enforce the keys?  Only a mock backend, which writes
- * a scratch register in place of the pkey register to measure the cost
- * on CPUs without the feature (CONFIG_ARM64_KPKEYS_MOCK), says no while
- * arch_kpkeys_enabled() says yes.
- */
-#ifndef arch_kpkeys_enforced
-#define arch_kpkeys_enforced() arch_kpkeys_enabled()
-#endif
-
-/*
- * Give the managed bits of the pkey register the value @bits, leaving the
- * others alone.  Return the managed bits it replaced, or
- * %KPKEYS_PKEY_REG_INVAL if they already were @bits (nothing written).
- * The only read-compare-write of the pkey register in the kernel.
- */
-static __always_inline u64 kpkeys_switch_managed(u64 bits)
+static __always_inline struct arch_kpkeys_state __kpkeys_reg_state(unsigned long bits)
 {
-	u64 reg = arch_kpkeys_read_pkey_reg();
-	u64 prev = reg & KPKEYS_PKEY_REG_MASK;
+	return (struct arch_kpkeys_state){ .reg = bits | ARCH_KPKEYS_STATE_MARK };
+}
 
-	BUILD_BUG_ON(KPKEYS_PKEY_REG_MASK == U64_MAX);
+static __always_inline struct arch_kpkeys_state arch_kpkeys_ctx_state(enum kpkeys_ctx ctx)
+{
+	return __kpkeys_reg_state(__arch_kpkeys_ctx_reg(ctx));
+}
+
+static __always_inline struct arch_kpkeys_state arch_kpkeys_read(void)
+{
+	return __kpkeys_reg_state(__arch_kpkeys_reg_read() & ARCH_KPKEYS_REG_MASK);
+}
+
+static __always_inline bool arch_kpkeys_state_written(struct arch_kpkeys_state s)
+{
+	return s.reg != 0;
+}
+
+static __always_inline bool arch_kpkeys_state_equal(struct arch_kpkeys_state a,
+						    struct arch_kpkeys_state b)
+{
+	return a.reg == b.reg;
+}
+
+/* Nothing is written when the managed bits already are @to's. */
+static __always_inline struct arch_kpkeys_state arch_kpkeys_switch(struct arch_kpkeys_state to)
+{
+	unsigned long reg = __arch_kpkeys_reg_read();
+	unsigned long prev = reg & ARCH_KPKEYS_REG_MASK;
+	unsigned long bits = to.reg & ARCH_KPKEYS_REG_MASK;
+
 	if (prev == bits)
-		return KPKEYS_PKEY_REG_INVAL;
-	arch_kpkeys_write_pkey_reg((reg & ~KPKEYS_PKEY_REG_MASK) | bits);
-	return prev;
+		return ARCH_KPKEYS_STATE_UNCHANGED;
+	__arch_kpkeys_reg_write((reg & ~ARCH_KPKEYS_REG_MASK) | bits);
+	return __kpkeys_reg_state(prev);
 }
 
-/* The managed bits, as the register (or its copy) says they are. */
-static __always_inline u64 kpkeys_read_managed(void)
-{
-	return arch_kpkeys_read_pkey_reg() & KPKEYS_PKEY_REG_MASK;
-}
-
+#ifdef ARCH_KPKEYS_REG_COPY
 /*
- * Write @bits into the managed bits whatever the register (or its copy)
- * says they are; return what it said.  For NMI-class entry, which cannot
- * trust a copy (see kpkeys_irqentry_nmi_enter()).
+ * NMI-class entry cannot trust a copy: an NMI can land between the
+ * interrupted write of the copy and that of the register.  @to is written
+ * whatever the copy says, and the copy's bits are returned, nothing
+ * written if they were @to's.  Either order of the interrupted writes then
+ * ends with copy and register agreeing.
  */
-static __always_inline u64 kpkeys_force_managed(u64 bits)
+static __always_inline struct arch_kpkeys_state arch_kpkeys_switch_nmi(struct arch_kpkeys_state to)
 {
-	u64 reg = arch_kpkeys_read_pkey_reg();
+	unsigned long reg = __arch_kpkeys_reg_read();
+	unsigned long prev = reg & ARCH_KPKEYS_REG_MASK;
+	unsigned long bits = to.reg & ARCH_KPKEYS_REG_MASK;
 
-	arch_kpkeys_write_pkey_reg((reg & ~KPKEYS_PKEY_REG_MASK) | bits);
-	return reg & KPKEYS_PKEY_REG_MASK;
+	__arch_kpkeys_reg_write((reg & ~ARCH_KPKEYS_REG_MASK) | bits);
+	return prev == bits ? ARCH_KPKEYS_STATE_UNCHANGED : __kpkeys_reg_state(prev);
 }
 
-/* Is @bits what some level puts in the managed bits? */
-static __always_inline bool kpkeys_managed_valid(u64 bits)
-{
-	int level;
-
-	for (level = KPKEYS_LVL_MIN; level <= KPKEYS_LVL_MAX; level++)
-		if (bits == arch_kpkeys_level_pkey_reg(level))
-			return true;
-	return false;
-}
-
-#else /* !CONFIG_ARCH_HAS_KPKEYS */
-
-#define KPKEYS_PKEY_REG_MASK	0ULL
-
-static __always_inline bool arch_kpkeys_enabled(void)
-{
-	return false;
-}
-
-#define arch_kpkeys_enforced() false
-
-static __always_inline u64 arch_kpkeys_level_pkey_reg(int level)
-{
-	return 0;
-}
-
-static __always_inline u64 kpkeys_switch_managed(u64 bits)
-{
-	return KPKEYS_PKEY_REG_INVAL;
-}
-
-static __always_inline u64 kpkeys_read_managed(void)
-{
-	return 0;
-}
-
-static __always_inline u64 kpkeys_force_managed(u64 bits)
-{
-	return bits;
-}
-
-static __always_inline bool kpkeys_managed_valid(u64 bits)
-{
-	return true;
-}
-
-#endif /* CONFIG_ARCH_HAS_KPKEYS */
+#define arch_kpkeys_switch_nmi arch_kpkeys_switch_nmi
+#else
+#define __arch_kpkeys_reg_read_hw __arch_kpkeys_reg_read
+#endif
 
 #endif /* __ASM_GENERIC_KPKEYS_H */

@@ -4,9 +4,9 @@
  *
  * Kernel data that only a few places may write (page tables, to start with)
  * is mapped with a dedicated protection key.  The pkey register (arm64
- * POR_EL1, x86 IA32_PKRS, powerpc AMR) makes that key read-only at the
- * default level; code that needs write access switches to a more
- * privileged level for as short a time as possible:
+ * POR_EL1, x86 IA32_PKRS, powerpc AMR) makes that key read-only in the
+ * default context; code that needs write access enters the context that
+ * allows it for as short a time as possible:
  *
  *	guard(kpkeys_hardened_pgtables)();
  *	WRITE_ONCE(*ptep, pte);
@@ -21,50 +21,28 @@
 #include <linux/compiler.h>
 #include <linux/jump_label.h>
 #include <linux/kpkeys_types.h>
-#include <linux/percpu.h>
-#include <linux/preempt.h>
-#include <linux/sched.h>
 #include <linux/types.h>
 
 /*
- * Levels.  A level is a set of access rights to the keys kpkeys manages,
- * not a rank: every level gives read-write access to the default key, and
- * a feature's level adds write access to that feature's key and nothing
- * else.  A second feature's level is neither above nor below the first.
- * An architecture maps each level to the bits of the keys it manages in
- * one place (arch_kpkeys_level_pkey_reg()); the other bits of the pkey
- * register are not kpkeys' and are never changed.
+ * Every architecture's <asm/pgtable.h> may include this header, so nothing
+ * inline here uses current, and per-CPU data only inside a backend whose
+ * per-CPU header does not need <asm/pgtable.h> (x86's PKRS copy): on
+ * powerpc both need the paca, whose header needs <asm/pgtable.h>.
  */
-#define KPKEYS_LVL_DEFAULT	0
-#define KPKEYS_LVL_PGTABLES	1
-
-#define KPKEYS_LVL_MIN		KPKEYS_LVL_DEFAULT
-#define KPKEYS_LVL_MAX		KPKEYS_LVL_PGTABLES
-#define KPKEYS_NR_LEVELS	(KPKEYS_LVL_MAX + 1)
-
-/*
- * "Nothing was written": returned by kpkeys_set_level() when the managed
- * bits already held the requested value (or there is no pkey hardware),
- * and ignored by kpkeys_restore_pkey_reg().  A saved value is only ever
- * the managed bits of the register (KPKEYS_PKEY_REG_MASK, never all ones),
- * so it has a zero bit wherever the mask has a zero and cannot be all ones:
- * the same argument on every architecture, checked at build time.
- */
-#define KPKEYS_PKEY_REG_INVAL	U64_MAX
 
 /*
  * The software checker (CONFIG_KPKEYS_CHECK), as the inline paths below
  * call it; the rest of its interface is in <linux/kpkeys_check.h>.
  */
 #ifdef CONFIG_KPKEYS_CHECK
-void kpkeys_check_switch(int level, struct kpkeys_saved *saved);
-void kpkeys_check_restore(const struct kpkeys_saved *saved);
-void kpkeys_check_level(int level);
+void kpkeys_check_enter(enum kpkeys_ctx ctx, struct kpkeys_state *state);
+void kpkeys_check_leave(const struct kpkeys_state *state);
+void kpkeys_check_ctx(enum kpkeys_ctx ctx);
 void __kpkeys_check_pgtable_write(const void *table);
 #else
-static inline void kpkeys_check_switch(int level, struct kpkeys_saved *saved) {}
-static inline void kpkeys_check_restore(const struct kpkeys_saved *saved) {}
-static inline void kpkeys_check_level(int level) {}
+static inline void kpkeys_check_enter(enum kpkeys_ctx ctx, struct kpkeys_state *state) {}
+static inline void kpkeys_check_leave(const struct kpkeys_state *state) {}
+static inline void kpkeys_check_ctx(enum kpkeys_ctx ctx) {}
 #endif
 
 /*
@@ -74,15 +52,13 @@ static inline void kpkeys_check_level(int level) {}
  * each counted event is a patched-out static branch.
  */
 enum kpkeys_stat {
-	KPKEYS_STAT_REG_WRITES,		/* register writes by the level API */
+	KPKEYS_STAT_REG_WRITES,		/* register writes by the context API */
 	KPKEYS_STAT_ENTRY_REG_WRITES,	/* ... by exception entry and exit */
-	KPKEYS_STAT_SCHED_REG_WRITES,	/* ... by context switches */
-	KPKEYS_STAT_PGTABLES_SWITCHES,	/* entries to the page-table level */
-	KPKEYS_STAT_PGTABLES_SKIPPED,	/* guards skipped while batching */
+	KPKEYS_STAT_SCHED_REG_WRITES,	/* ... by the scheduler */
+	KPKEYS_STAT_PGTABLES_SWITCHES,	/* entries to the page-table context */
+	KPKEYS_STAT_PGTABLES_SKIPPED,	/* guards that found the context in place */
 	KPKEYS_STAT_LAZY_SECTIONS,	/* batched lazy MMU sections */
 	KPKEYS_STAT_SET_MEMORY_PKEY,	/* set_memory_pkey() calls */
-	KPKEYS_STAT_PKEY_SPLITS,	/* ... large linear-map pages split */
-	KPKEYS_STAT_PKEY_FLUSHES,	/* ... TLB flushes */
 	KPKEYS_STAT_PTPS_KEYED,		/* pages given the page-table key */
 	KPKEYS_STAT_PTPS_UNKEYED,	/* pages given back the default key */
 	KPKEYS_STAT_POOL_ALLOCS,	/* page-table pages taken from the pool */
@@ -93,8 +69,8 @@ enum kpkeys_stat {
 };
 
 #ifdef CONFIG_KPKEYS_STATS
-DECLARE_PER_CPU(unsigned long, kpkeys_stats[KPKEYS_NR_STATS]);
 DECLARE_STATIC_KEY_MAYBE(CONFIG_KPKEYS_STATS_DEFAULT_ON, kpkeys_stats_key);
+void __kpkeys_stat_add(enum kpkeys_stat stat, unsigned long nr);
 
 /**
  * kpkeys_stats_enabled() - whether the statistics count
@@ -113,13 +89,12 @@ static __always_inline void kpkeys_stat_add(enum kpkeys_stat stat,
 					    unsigned long nr)
 {
 	if (kpkeys_stats_enabled())
-		this_cpu_add(kpkeys_stats[stat], nr);
+		__kpkeys_stat_add(stat, nr);
 }
 
 static __always_inline void kpkeys_stat_inc(enum kpkeys_stat stat)
 {
-	if (kpkeys_stats_enabled())
-		this_cpu_inc(kpkeys_stats[stat]);
+	kpkeys_stat_add(stat, 1);
 }
 #else
 static __always_inline bool kpkeys_stats_enabled(void)
@@ -134,113 +109,189 @@ static __always_inline void kpkeys_stat_inc(enum kpkeys_stat stat) {}
 
 #ifdef CONFIG_ARCH_HAS_KPKEYS
 #include <asm/kpkeys.h>
-#endif
-#include <asm-generic/kpkeys.h>
+#else
+/* No backend: kpkeys is the software checker (CONFIG_KPKEYS_CHECK) or off. */
+#define KPKEYS_PKEY_DEFAULT		0
+#define KPKEYS_PKEY_PGTABLES		1
+#define ARCH_KPKEYS_STATE_UNCHANGED	((struct arch_kpkeys_state){ })
 
-/* A saved state that restores nothing: no register write, no level change. */
-static __always_inline struct kpkeys_saved kpkeys_saved_unchanged(void)
+static __always_inline bool arch_kpkeys_supported(void)
 {
-	return (struct kpkeys_saved){ .reg = KPKEYS_PKEY_REG_INVAL };
+	return false;
+}
+
+static __always_inline struct arch_kpkeys_state arch_kpkeys_ctx_state(enum kpkeys_ctx ctx)
+{
+	return ARCH_KPKEYS_STATE_UNCHANGED;
+}
+
+static __always_inline struct arch_kpkeys_state arch_kpkeys_read(void)
+{
+	return ARCH_KPKEYS_STATE_UNCHANGED;
+}
+
+static __always_inline struct arch_kpkeys_state arch_kpkeys_switch(struct arch_kpkeys_state to)
+{
+	return ARCH_KPKEYS_STATE_UNCHANGED;
+}
+
+static __always_inline bool arch_kpkeys_state_written(struct arch_kpkeys_state s)
+{
+	return false;
+}
+
+static __always_inline bool arch_kpkeys_state_equal(struct arch_kpkeys_state a,
+						    struct arch_kpkeys_state b)
+{
+	return true;
+}
+#endif /* CONFIG_ARCH_HAS_KPKEYS */
+
+/* An arch_kpkeys_switch_nmi() of its own writes the register, whatever
+ * it returns.
+ */
+#ifndef arch_kpkeys_switch_nmi
+#define arch_kpkeys_switch_nmi arch_kpkeys_switch
+#define ARCH_KPKEYS_NMI_WRITES	false
+#else
+#define ARCH_KPKEYS_NMI_WRITES	true
+#endif
+
+/* What kpkeys_enter_context() returns when it wrote nothing. */
+#define KPKEYS_STATE_UNCHANGED \
+	((struct kpkeys_state){ .arch_state = ARCH_KPKEYS_STATE_UNCHANGED })
+
+/**
+ * kpkeys_supported() - whether kpkeys hardware is in use
+ *
+ * Return: true when contexts are enforced by hardware on this machine;
+ * constant once the boot CPU is set up.  Without it kpkeys_enter_context()
+ * writes nothing.
+ */
+static __always_inline bool kpkeys_supported(void)
+{
+	return arch_kpkeys_supported();
+}
+
+/* Does some context put @s in place?  States are kept in writable memory. */
+static __always_inline bool kpkeys_arch_state_valid(struct arch_kpkeys_state s)
+{
+	unsigned int ctx;
+
+	for (ctx = 0; ctx < KPKEYS_NR_CTX; ctx++)
+		if (arch_kpkeys_state_equal(s, arch_kpkeys_ctx_state(ctx)))
+			return true;
+	return false;
 }
 
 #ifdef CONFIG_KPKEYS
 
-u64 kpkeys_restore_invalid(u64 reg);
+void kpkeys_leave_invalid(struct arch_kpkeys_state *arch_state);
 
 /**
- * kpkeys_set_level() - switch the pkey register to a kpkeys level
- * @level: %KPKEYS_LVL_*, a compile-time constant
+ * kpkeys_enter_context() - give this CPU the access rights of a context
+ * @ctx: %KPKEYS_CTX_*, a compile-time constant
  *
- * Always inlined, and @level must be a constant: no callable function that
- * sets an arbitrary level exists in the kernel image.
+ * Always inlined, and @ctx must be a constant: no callable function that
+ * enters an arbitrary context exists in the kernel image.  Nothing is
+ * written if the CPU already has the context's rights, or if kpkeys is not
+ * supported.
  *
- * Return: the state to hand to kpkeys_restore_pkey_reg(); its @reg is
- * %KPKEYS_PKEY_REG_INVAL when nothing was written.
+ * Return: what to give kpkeys_leave_context().
  */
-static __always_inline struct kpkeys_saved kpkeys_set_level(int level)
+static __always_inline struct kpkeys_state kpkeys_enter_context(enum kpkeys_ctx ctx)
 {
-	struct kpkeys_saved saved = kpkeys_saved_unchanged();
+	struct kpkeys_state state = KPKEYS_STATE_UNCHANGED;
 
-	BUILD_BUG_ON_MSG(!__builtin_constant_p(level),
-			 "a kpkeys level must be a compile-time constant");
-	BUILD_BUG_ON_MSG(level < KPKEYS_LVL_MIN || level > KPKEYS_LVL_MAX,
-			 "kpkeys level out of range");
+	BUILD_BUG_ON_MSG(!__builtin_constant_p(ctx),
+			 "a kpkeys context must be a compile-time constant");
+	BUILD_BUG_ON_MSG((unsigned int)ctx >= KPKEYS_NR_CTX, "no such kpkeys context");
 
-	kpkeys_check_switch(level, &saved);
-	if (arch_kpkeys_enabled()) {
-		saved.reg = kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(level));
-		if (saved.reg != KPKEYS_PKEY_REG_INVAL)
+	kpkeys_check_enter(ctx, &state);
+	if (kpkeys_supported()) {
+		state.arch_state = arch_kpkeys_switch(arch_kpkeys_ctx_state(ctx));
+		if (arch_kpkeys_state_written(state.arch_state))
 			kpkeys_stat_inc(KPKEYS_STAT_REG_WRITES);
 	}
-	return saved;
+	return state;
 }
 
 /**
- * kpkeys_restore_pkey_reg() - undo a kpkeys_set_level()
- * @saved: what the matching kpkeys_set_level() returned
+ * kpkeys_leave_context() - undo kpkeys_enter_context()
+ * @state: what it returned
  *
- * A saved value that no level produces (a corrupted stack, say) is not
- * written: the default level is restored instead, with a warning.
+ * Writes nothing if kpkeys_enter_context() wrote nothing.  A state that no
+ * context produces (a corrupted stack, say) is not loaded: the default
+ * context is, with a warning.
  */
-static __always_inline void kpkeys_restore_pkey_reg(struct kpkeys_saved saved)
+static __always_inline void kpkeys_leave_context(struct kpkeys_state *state)
 {
-	if (saved.reg != KPKEYS_PKEY_REG_INVAL) {
-		if (unlikely(!kpkeys_managed_valid(saved.reg)))
-			saved.reg = kpkeys_restore_invalid(saved.reg);
-		if (kpkeys_switch_managed(saved.reg) != KPKEYS_PKEY_REG_INVAL)
+	if (arch_kpkeys_state_written(state->arch_state)) {
+		if (unlikely(!kpkeys_arch_state_valid(state->arch_state)))
+			kpkeys_leave_invalid(&state->arch_state);
+		if (arch_kpkeys_state_written(arch_kpkeys_switch(state->arch_state)))
 			kpkeys_stat_inc(KPKEYS_STAT_REG_WRITES);
 	}
-	kpkeys_check_restore(&saved);
+	kpkeys_check_leave(state);
 }
 
 #else /* !CONFIG_KPKEYS */
 
-static __always_inline struct kpkeys_saved kpkeys_set_level(int level)
+static __always_inline struct kpkeys_state kpkeys_enter_context(enum kpkeys_ctx ctx)
 {
-	return kpkeys_saved_unchanged();
+	return KPKEYS_STATE_UNCHANGED;
 }
 
-static __always_inline void kpkeys_restore_pkey_reg(struct kpkeys_saved saved) {}
+static __always_inline void kpkeys_leave_context(struct kpkeys_state *state) {}
 
 #endif /* CONFIG_KPKEYS */
 
 /**
- * KPKEYS_GUARD() - define a scoped guard that runs at a kpkeys level
+ * KPKEYS_GUARD() - define a scoped guard that runs in a kpkeys context
  * @_name: guard name, used as guard(_name)()
- * @_level: %KPKEYS_LVL_* constant
+ * @_ctx: %KPKEYS_CTX_* constant
  *
- * The level is entered when the guard is declared and the previous state
- * restored when it goes out of scope.
+ * The context is entered when the guard is declared and left when it goes
+ * out of scope.
  */
-#define KPKEYS_GUARD(_name, _level)					\
+#define KPKEYS_GUARD(_name, _ctx)					\
 	DEFINE_LOCK_GUARD_0(_name,					\
-			    _T->saved = kpkeys_set_level(_level),	\
-			    kpkeys_restore_pkey_reg(_T->saved),	\
-			    struct kpkeys_saved saved)
+			    _T->state = kpkeys_enter_context(_ctx),	\
+			    kpkeys_leave_context(&_T->state),		\
+			    struct kpkeys_state state)
 
 /**
  * KPKEYS_GUARD_COND() - like KPKEYS_GUARD(), entered only if @_cond holds
  * @_name: guard name
- * @_level: %KPKEYS_LVL_* constant
+ * @_ctx: %KPKEYS_CTX_* constant
  * @_cond: evaluated once, when the guard is declared
  */
-#define KPKEYS_GUARD_COND(_name, _level, _cond)				\
+#define KPKEYS_GUARD_COND(_name, _ctx, _cond)				\
 	DEFINE_LOCK_GUARD_0(_name,					\
-			    _T->saved = (_cond) ? kpkeys_set_level(_level) :	\
-						  kpkeys_saved_unchanged(),	\
-			    kpkeys_restore_pkey_reg(_T->saved),	\
-			    struct kpkeys_saved saved)
+			    _T->state = (_cond) ? kpkeys_enter_context(_ctx) :	\
+						  KPKEYS_STATE_UNCHANGED,	\
+			    kpkeys_leave_context(&_T->state),		\
+			    struct kpkeys_state state)
+
+/**
+ * KPKEYS_GUARD_NOOP() - a guard that enters nothing
+ * @_name: guard name
+ *
+ * The same interface as KPKEYS_GUARD(), for a feature's guard when the
+ * feature is configured out: it generates no code.
+ */
+#define KPKEYS_GUARD_NOOP(_name)	DEFINE_LOCK_GUARD_0(_name, (void)_T, (void)_T)
 
 /*
  * Hardened page tables (CONFIG_KPKEYS_HARDENED_PGTABLES): page-table pages
  * carry KPKEYS_PKEY_PGTABLES in the linear map, and page-table writers run
- * at KPKEYS_LVL_PGTABLES:
+ * in KPKEYS_CTX_PGTABLES:
  *
  *	guard(kpkeys_hardened_pgtables)();
  *	WRITE_ONCE(*ptep, pte);
  *
- * Inside a lazy MMU section the level is switched once, by the first
- * write's guard, and restored by lazy_mmu_mode_disable(); the guards of
+ * Inside a lazy MMU section the context is entered once, by the first
+ * write's guard, and left by lazy_mmu_mode_disable(); the guards of
  * the writes after the first only check it ("batching").  A section that
  * writes no page table switches nothing.  Interrupts are never batched.
  */
@@ -260,6 +311,8 @@ static __always_inline bool kpkeys_hardened_pgtables_enabled(void)
 	return static_branch_unlikely(&kpkeys_hardened_pgtables_key);
 }
 
+bool kpkeys_requested(void);
+
 struct page;
 struct page *kpkeys_pgtable_alloc(gfp_t gfp, unsigned int order);
 bool kpkeys_pgtable_free(struct page *page);
@@ -270,42 +323,35 @@ void kpkeys_pgtables_unkeyed_end(void);
 void kpkeys_pgtables_key_unkeyed(void);
 
 /*
- * The writer runs inside a batched lazy MMU section.  Never in an
- * interrupt or a softirq: exception and NMI entry through the generic
- * entry code (kpkeys_irqentry_enter(), kpkeys_irqentry_nmi_enter()) and
- * softirq processing (kpkeys_softirq_enter()) clear the interrupted
- * task's state for the handler and give it back on exit, so the state
- * alone says it, with no test of preempt_count() in every page-table
- * write.  Code under local_bh_disable() inside a section runs in the
- * section's task and is batched like the rest of it.
- *
- * The task's own state, through current: a load that preemption cannot
- * split, on every architecture.  A per-CPU copy needs this_cpu_read(),
- * which on arm64 and powerpc brackets the load with preempt_disable() and
- * preempt_enable().
+ * Does this CPU have the page-table context's rights already?  Inside a
+ * guard, and inside a batched lazy MMU section after its first write: the
+ * register (x86: its per-CPU copy) says it, with no load through current.  Exception entry gives
+ * a handler the default context, and the scheduler keeps the register
+ * with the task, so what the register says is this code's own.  Without
+ * kpkeys hardware it says nothing, and the out-of-line switch reads the
+ * task's batching state instead.
  */
-static __always_inline bool kpkeys_pgtables_batched(void)
+static __always_inline bool kpkeys_pgtables_in_place(void)
 {
-#ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
-	return static_branch_unlikely(&kpkeys_pgtables_batching_key) &&
-	       READ_ONCE(current->lazy_mmu_state.kpkeys.batching) == KPKEYS_BATCH_ACTIVE;
-#else
-	return false;
-#endif
+	return kpkeys_supported() &&
+	       arch_kpkeys_state_equal(arch_kpkeys_read(),
+				       arch_kpkeys_ctx_state(KPKEYS_CTX_PGTABLES));
 }
 
 /*
- * What the page-table guard restores: the state its switch replaced, which
- * is never KPKEYS_LVL_PGTABLES itself (a guard taken at that level writes
- * nothing and restores nothing).  A saved value that says it is, forged
- * or corrupted, restores the default level instead, so that no restore
- * can enter the page-table level.
+ * What the page-table guard leaves to: the state its entry replaced, which
+ * is never KPKEYS_CTX_PGTABLES itself (a guard taken in that context writes
+ * nothing and leaves nothing).  A state that says it is, forged or
+ * corrupted, loads the default context instead, so that no leave can
+ * enter the page-table context.
  */
-static __always_inline void kpkeys_hardened_pgtables_restore(struct kpkeys_saved saved)
+static __always_inline void kpkeys_hardened_pgtables_restore(struct kpkeys_state *state)
 {
-	if (unlikely(saved.reg == arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES)))
-		saved.reg = kpkeys_restore_invalid(saved.reg);
-	kpkeys_restore_pkey_reg(saved);
+	if (unlikely(arch_kpkeys_state_written(state->arch_state) &&
+		     arch_kpkeys_state_equal(state->arch_state,
+					     arch_kpkeys_ctx_state(KPKEYS_CTX_PGTABLES))))
+		kpkeys_leave_invalid(&state->arch_state);
+	kpkeys_leave_context(state);
 }
 
 /*
@@ -319,43 +365,44 @@ static __always_inline void kpkeys_hardened_pgtables_restore(struct kpkeys_saved
  * switch instead.
  */
 #ifdef MODULE
-static __always_inline struct kpkeys_saved __kpkeys_hardened_pgtables_enter(void)
+static __always_inline struct kpkeys_state __kpkeys_hardened_pgtables_enter(void)
 {
 	kpkeys_stat_inc(KPKEYS_STAT_PGTABLES_SWITCHES);
-	return kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	return kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 }
 
-static __always_inline void __kpkeys_hardened_pgtables_leave(struct kpkeys_saved saved)
+static __always_inline void __kpkeys_hardened_pgtables_leave(struct kpkeys_state *state)
 {
-	kpkeys_hardened_pgtables_restore(saved);
+	kpkeys_hardened_pgtables_restore(state);
 }
 #else
-struct kpkeys_saved __kpkeys_hardened_pgtables_enter(void);
-void __kpkeys_hardened_pgtables_leave(struct kpkeys_saved saved);
+struct kpkeys_state __kpkeys_hardened_pgtables_enter(void);
+void __kpkeys_hardened_pgtables_leave(struct kpkeys_state *state);
 #endif
 
 /*
  * The guard's entry and exit.  Only the two tests are inlined into every
  * page-table writer: the static branch (a NOP when hardened page tables
- * are off) and, when on, the batching check.
+ * are off) and, when on, whether the context is in place already (a
+ * nested guard, or a batched section after its first write).
  */
-static __always_inline struct kpkeys_saved kpkeys_hardened_pgtables_enter(void)
+static __always_inline struct kpkeys_state kpkeys_hardened_pgtables_enter(void)
 {
 	if (!kpkeys_hardened_pgtables_enabled())
-		return kpkeys_saved_unchanged();
-	if (kpkeys_pgtables_batched()) {
-		kpkeys_check_level(KPKEYS_LVL_PGTABLES);
+		return KPKEYS_STATE_UNCHANGED;
+	if (kpkeys_pgtables_in_place()) {
+		kpkeys_check_ctx(KPKEYS_CTX_PGTABLES);
 		kpkeys_stat_inc(KPKEYS_STAT_PGTABLES_SKIPPED);
-		return kpkeys_saved_unchanged();
+		return KPKEYS_STATE_UNCHANGED;
 	}
 	return __kpkeys_hardened_pgtables_enter();
 }
 
-static __always_inline void kpkeys_hardened_pgtables_leave(struct kpkeys_saved saved)
+static __always_inline void kpkeys_hardened_pgtables_leave(struct kpkeys_state *state)
 {
-	/* The checker sees every restore; it pairs them with the switches. */
-	if (saved.reg != KPKEYS_PKEY_REG_INVAL || IS_ENABLED(CONFIG_KPKEYS_CHECK))
-		__kpkeys_hardened_pgtables_leave(saved);
+	/* The checker sees every leave; it pairs them with the entries. */
+	if (arch_kpkeys_state_written(state->arch_state) || IS_ENABLED(CONFIG_KPKEYS_CHECK))
+		__kpkeys_hardened_pgtables_leave(state);
 }
 
 /**
@@ -364,7 +411,7 @@ static __always_inline void kpkeys_hardened_pgtables_leave(struct kpkeys_saved s
  *
  * Every page-table writer of an architecture calls this at its store,
  * after its guard.  With %CONFIG_KPKEYS_CHECK, a store to a keyed table
- * at any level but %KPKEYS_LVL_PGTABLES is reported, with or without pkey
+ * in any context but %KPKEYS_CTX_PGTABLES is reported, with or without pkey
  * hardware: a guard skipped (a batching bug) or taken out is found in
  * software; a raw store that never calls this is not.  Empty otherwise.
  */
@@ -383,9 +430,9 @@ static __always_inline void kpkeys_check_pgtable_write(const void *table)
  * Called by lazy_mmu_mode_enable() when entering the outermost section and
  * by lazy_mmu_mode_resume(); only for the current task, never in interrupt
  * context.  No register is written here: the section's first page-table
- * write enters the level (__kpkeys_hardened_pgtables_enter()), so that a
+ * write enters the context (__kpkeys_hardened_pgtables_enter()), so that a
  * section with one write writes the register as often as the write alone
- * would (one switch and one restore), and a section with none never.
+ * would (one entry and one leave), and a section with none never.
  */
 static __always_inline void kpkeys_lazy_mmu_enter(struct kpkeys_lazy_mmu *lazy)
 {
@@ -396,8 +443,8 @@ static __always_inline void kpkeys_lazy_mmu_enter(struct kpkeys_lazy_mmu *lazy)
 }
 
 /**
- * kpkeys_lazy_mmu_leave() - stop batching, restore the state before the
- *	section's first page-table write
+ * kpkeys_lazy_mmu_leave() - stop batching, leave the context the
+ *	section's first page-table write entered
  * @lazy: the task's state, in its &struct lazy_mmu_state
  *
  * A section entered before hardened page tables were enabled, or that
@@ -411,7 +458,7 @@ static __always_inline void kpkeys_lazy_mmu_leave(struct kpkeys_lazy_mmu *lazy)
 		return;
 	lazy->batching = KPKEYS_BATCH_NONE;
 	if (batching == KPKEYS_BATCH_ACTIVE)
-		kpkeys_hardened_pgtables_leave(lazy->saved);
+		kpkeys_hardened_pgtables_leave(&lazy->state);
 }
 
 #else /* !CONFIG_KPKEYS_HARDENED_PGTABLES */
@@ -421,7 +468,7 @@ static __always_inline bool kpkeys_hardened_pgtables_enabled(void)
 	return false;
 }
 
-static __always_inline bool kpkeys_pgtables_batched(void)
+static inline bool kpkeys_requested(void)
 {
 	return false;
 }
@@ -445,12 +492,12 @@ static inline void kpkeys_pgtables_unkeyed_begin(void) {}
 static inline void kpkeys_pgtables_unkeyed_end(void) {}
 static inline void kpkeys_pgtables_key_unkeyed(void) {}
 
-static __always_inline struct kpkeys_saved kpkeys_hardened_pgtables_enter(void)
+static __always_inline struct kpkeys_state kpkeys_hardened_pgtables_enter(void)
 {
-	return kpkeys_saved_unchanged();
+	return KPKEYS_STATE_UNCHANGED;
 }
 
-static __always_inline void kpkeys_hardened_pgtables_leave(struct kpkeys_saved saved) {}
+static __always_inline void kpkeys_hardened_pgtables_leave(struct kpkeys_state *state) {}
 
 static __always_inline void kpkeys_lazy_mmu_enter(struct kpkeys_lazy_mmu *lazy) {}
 static __always_inline void kpkeys_lazy_mmu_leave(struct kpkeys_lazy_mmu *lazy) {}
@@ -460,16 +507,25 @@ static __always_inline void kpkeys_check_pgtable_write(const void *table) {}
 
 /*
  * guard(kpkeys_hardened_pgtables)(): write access to page-table pages for
- * the rest of the scope.  Without CONFIG_KPKEYS_HARDENED_PGTABLES it is
- * empty and generates no code.
+ * the rest of the scope; each store is checked by its writer
+ * (kpkeys_check_pgtable_write()).  guard(kpkeys_pgtable_write)(entry):
+ * the same for the stores to one table entry, checked by the guard.
+ * Without CONFIG_KPKEYS_HARDENED_PGTABLES both are empty and generate no
+ * code.
  */
 #ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
 DEFINE_LOCK_GUARD_0(kpkeys_hardened_pgtables,
-		    _T->saved = kpkeys_hardened_pgtables_enter(),
-		    kpkeys_hardened_pgtables_leave(_T->saved),
-		    struct kpkeys_saved saved)
+		    _T->state = kpkeys_hardened_pgtables_enter(),
+		    kpkeys_hardened_pgtables_leave(&_T->state),
+		    struct kpkeys_state state)
+DEFINE_LOCK_GUARD_1(kpkeys_pgtable_write, const void,
+		    _T->state = kpkeys_hardened_pgtables_enter();
+		    kpkeys_check_pgtable_write(_T->lock),
+		    kpkeys_hardened_pgtables_leave(&_T->state),
+		    struct kpkeys_state state)
 #else
-DEFINE_LOCK_GUARD_0(kpkeys_hardened_pgtables, (void)_T, (void)_T)
+KPKEYS_GUARD_NOOP(kpkeys_hardened_pgtables)
+DEFINE_LOCK_GUARD_1(kpkeys_pgtable_write, const void, (void)_T, (void)_T)
 #endif
 
 #endif /* _LINUX_KPKEYS_H */

@@ -5,18 +5,46 @@
  * and the tests of these hooks include this header; everything else uses
  * <linux/kpkeys.h>.
  *
- * Exception entry from kernel mode runs the handler at the default level
+ * Exception entry from kernel mode runs the handler in the default context
  * and outside any batched lazy MMU section: the interrupted code may have
- * been at another level (hardware) or batching (software).  Both are
+ * been in another context (hardware) or batching (software).  Both are
  * saved in the irqentry state and given back on exit.  Return to user
- * space forces the default level.  The pkey register, the batching state
- * and the checker's level follow the task across context switches.
+ * space forces the default context.  The pkey register, the batching
+ * state and the checker's context follow the task across context
+ * switches.
  */
 #ifndef _LINUX_KPKEYS_ENTRY_H
 #define _LINUX_KPKEYS_ENTRY_H
 
 #include <linux/kpkeys_check.h>
 #include <linux/sched.h>
+
+#ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
+/*
+ * The writer runs inside a batched lazy MMU section, after its first
+ * page-table write.  Never in an interrupt or a softirq: exception and NMI
+ * entry through the generic entry code (kpkeys_irqentry_enter(),
+ * kpkeys_irqentry_nmi_enter()) and softirq processing
+ * (kpkeys_softirq_enter()) clear the interrupted task's state for the
+ * handler and give it back on exit, so the state alone says it, with no
+ * test of preempt_count().  Code under local_bh_disable() inside a section
+ * runs in the section's task and is batched like the rest of it.
+ */
+static __always_inline bool kpkeys_pgtables_batched(void)
+{
+#ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
+	return static_branch_unlikely(&kpkeys_pgtables_batching_key) &&
+	       READ_ONCE(current->lazy_mmu_state.kpkeys.batching) == KPKEYS_BATCH_ACTIVE;
+#else
+	return false;
+#endif
+}
+#else
+static __always_inline bool kpkeys_pgtables_batched(void)
+{
+	return false;
+}
+#endif
 
 #ifdef CONFIG_KPKEYS
 
@@ -44,7 +72,7 @@ static __always_inline void kpkeys_check_irqentry_exit(const struct kpkeys_check
 #if defined(CONFIG_KPKEYS_HARDENED_PGTABLES) && defined(CONFIG_ARCH_HAS_LAZY_MMU_MODE)
 /*
  * Leave the batched section for the handler: its page-table writes switch
- * for themselves, since entry gave it the default level.  The task's state
+ * for themselves, since entry gave it the default context.  The task's state
  * is what the guard reads, and clearing it also keeps the batching from
  * coming back if the handler sleeps and the task is switched in again.
  */
@@ -77,46 +105,46 @@ kpkeys_batching_irqentry_exit(const struct kpkeys_irqentry_state *state) {}
 #endif
 
 /**
- * kpkeys_enter_default() - run at the default level from here on
+ * kpkeys_enter_default() - run in the default context from here on
  *
  * For code that runs on behalf of no one in particular in whatever
  * context it finds (exception handlers, softirqs run from
  * local_bh_enable(), the WARN path).  noinstr.
  *
- * Return: what to give kpkeys_leave_default(); %KPKEYS_PKEY_REG_INVAL if
- * nothing was changed.
+ * Return: what to give kpkeys_leave_default(); nothing written if the
+ * default context was in place.
  */
-static __always_inline u64 kpkeys_enter_default(void)
+static __always_inline struct arch_kpkeys_state kpkeys_enter_default(void)
 {
-	u64 reg;
+	struct arch_kpkeys_state prev;
 
-	if (!arch_kpkeys_enabled())
-		return KPKEYS_PKEY_REG_INVAL;
-	reg = kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
-	if (reg != KPKEYS_PKEY_REG_INVAL)
+	if (!kpkeys_supported())
+		return ARCH_KPKEYS_STATE_UNCHANGED;
+	prev = arch_kpkeys_switch(arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT));
+	if (arch_kpkeys_state_written(prev))
 		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
-	return reg;
+	return prev;
 }
 
 /**
  * kpkeys_leave_default() - undo kpkeys_enter_default()
- * @reg: what it returned
+ * @prev: what it returned
  *
  * The register gets back exactly what kpkeys_enter_default() found,
- * whatever the code in between left in it: %KPKEYS_PKEY_REG_INVAL means
- * the default level was there, and it is put back (a handler that
- * switched without restoring, or that resumed the interrupted task's lazy
- * MMU section, leaves nothing behind).  A saved value that no level
- * produces (it was kept in writable memory) is not restored: the default
- * level is put back instead.
+ * whatever the code in between left in it: nothing written means the
+ * default context was there, and it is put back (a handler that entered a
+ * context without leaving it, or that resumed the interrupted task's lazy
+ * MMU section, leaves nothing behind).  A state that no context produces
+ * (it was kept in writable memory) is not loaded: the default context is
+ * put back instead.
  */
-static __always_inline void kpkeys_leave_default(u64 reg)
+static __always_inline void kpkeys_leave_default(struct arch_kpkeys_state prev)
 {
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		return;
-	if (reg == KPKEYS_PKEY_REG_INVAL || !kpkeys_managed_valid(reg))
-		reg = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
-	if (kpkeys_switch_managed(reg) != KPKEYS_PKEY_REG_INVAL)
+	if (!arch_kpkeys_state_written(prev) || !kpkeys_arch_state_valid(prev))
+		prev = arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT);
+	if (arch_kpkeys_state_written(arch_kpkeys_switch(prev)))
 		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
 }
 
@@ -128,7 +156,7 @@ static __always_inline void kpkeys_leave_default(u64 reg)
  */
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state)
 {
-	state->reg = kpkeys_enter_default();
+	state->arch_state = kpkeys_enter_default();
 	kpkeys_batching_irqentry_enter(state);
 	kpkeys_check_irqentry_enter(&state->check);
 }
@@ -137,21 +165,21 @@ static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *
  * kpkeys_softirq_enter() - softirqs run from local_bh_enable()
  * @state: where to save what the softirqs must not inherit
  *
- * The softirqs borrow the context of whoever enabled bottom halves, at
- * its level and, inside a lazy MMU section, batching: they get the
- * default level and no batching, as exception entry gives a handler.
+ * The softirqs run on the task of whoever enabled bottom halves, in its
+ * kpkeys context and, inside a lazy MMU section, batching: they get the
+ * default context and no batching, as exception entry gives a handler.
  * Interrupts are disabled.
  */
 static __always_inline void kpkeys_softirq_enter(struct kpkeys_irqentry_state *state)
 {
-	state->reg = kpkeys_enter_default();
+	state->arch_state = kpkeys_enter_default();
 	kpkeys_batching_irqentry_enter(state);
 }
 
 static __always_inline void kpkeys_softirq_exit(const struct kpkeys_irqentry_state *state)
 {
 	kpkeys_batching_irqentry_exit(state);
-	kpkeys_leave_default(state->reg);
+	kpkeys_leave_default(state->arch_state);
 }
 
 /**
@@ -161,29 +189,27 @@ static __always_inline void kpkeys_softirq_exit(const struct kpkeys_irqentry_sta
  * Interrupts off do not keep NMIs out of the window between an
  * architecture's write of its register copy and of the register (x86:
  * the PKRS copy, then the MSR), so the copy cannot be trusted here: the
- * default level is written whatever the copy says, and the copy's managed
- * bits are what exit restores.  Either order of the interrupted writes
- * then ends with copy and register agreeing.
+ * default context is written whatever the copy says, and what the copy
+ * says is what exit loads (arch_kpkeys_switch_nmi()).
  */
 static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_state *state)
 {
-	u64 def = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+	struct arch_kpkeys_state def = arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT);
 
-	state->reg = KPKEYS_PKEY_REG_INVAL;
+	state->arch_state = ARCH_KPKEYS_STATE_UNCHANGED;
 	/*
-	 * Without hardened page tables, kpkeys' only user, no level is
+	 * Without hardened page tables, kpkeys' only user, no context is
 	 * entered (but by the kpkeys KUnit tests), so a copy that says
 	 * "default" is the register: NMIs (the watchdog, perf sampling)
 	 * then write nothing.
 	 */
-	if (arch_kpkeys_enabled() &&
+	if (kpkeys_supported() &&
 	    (kpkeys_hardened_pgtables_enabled() ||
-	     kpkeys_read_managed() != def)) {
-		u64 prev = kpkeys_force_managed(def);
-
-		kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
-		if (prev != def)
-			state->reg = prev;
+	     !arch_kpkeys_state_equal(arch_kpkeys_read(), def))) {
+		state->arch_state = arch_kpkeys_switch_nmi(def);
+		if (ARCH_KPKEYS_NMI_WRITES ||
+		    arch_kpkeys_state_written(state->arch_state))
+			kpkeys_stat_inc_entry(KPKEYS_STAT_ENTRY_REG_WRITES);
 	}
 	kpkeys_batching_irqentry_enter(state);
 	kpkeys_check_irqentry_enter(&state->check);
@@ -193,21 +219,21 @@ static __always_inline void kpkeys_irqentry_nmi_enter(struct kpkeys_irqentry_sta
  * kpkeys_irqentry_exit() - give the interrupted code back its state
  * @state: what kpkeys_irqentry_enter() saved
  *
- * A saved value that no level produces (the irqentry state is on the
- * stack) is not restored: the interrupted code gets the default level.
+ * A state that no context produces (the irqentry state is on the stack)
+ * is not loaded: the interrupted code gets the default context.
  */
 static __always_inline void kpkeys_irqentry_exit(const struct kpkeys_irqentry_state *state)
 {
 	kpkeys_check_irqentry_exit(&state->check);
 	kpkeys_batching_irqentry_exit(state);
-	kpkeys_leave_default(state->reg);
+	kpkeys_leave_default(state->arch_state);
 }
 
 /**
  * kpkeys_exit_to_user_mode() - last kpkeys step before returning to user
  *
- * The level must be the default; the checker reports it if not, and the
- * register is put back at the default whatever the software state says.
+ * The context must be the default; the checker reports it if not, and the
+ * register is put back to the default whatever the software state says.
  */
 static __always_inline void kpkeys_exit_to_user_mode(void)
 {
@@ -220,36 +246,35 @@ static __always_inline void kpkeys_exit_to_user_mode(void)
  * @prev: the task being switched out
  * @next: the task being switched in
  *
- * Called by the scheduler, interrupts disabled: a task may sleep at a
- * level other than the default, or inside a batched lazy MMU section (arm64
- * does), and the task that runs meanwhile inherits neither.  The batching
- * state is the task's own (&task_struct.lazy_mmu_state), so only the
- * register is switched here.  From here to switch_to(), current is still
- * @prev while the register holds @next's level: nothing in between
- * writes a page table.
+ * Called by the scheduler, interrupts disabled: a task may sleep in a
+ * context other than the default, or inside a batched lazy MMU section
+ * (arm64 does), and the task that runs meanwhile inherits neither.  The
+ * batching state is the task's own (&task_struct.lazy_mmu_state), so only
+ * the register is switched here.  From here to switch_to(), current is
+ * still @prev while the register holds @next's context: nothing in
+ * between writes a page table.
  */
 static __always_inline void kpkeys_sched_switch(struct task_struct *prev,
 						struct task_struct *next)
 {
 #ifdef CONFIG_ARCH_HAS_KPKEYS
-	if (arch_kpkeys_enabled()) {
-		u64 next_bits = next->kpkeys_pkey_reg;
-		u64 prev_bits;
+	if (kpkeys_supported()) {
+		struct arch_kpkeys_state to = next->kpkeys_arch_state;
+		struct arch_kpkeys_state from;
 
-		/* Kept in task_struct: only a level's bits are loaded. */
-		if (!kpkeys_managed_valid(next_bits))
-			next_bits = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
-		prev_bits = kpkeys_switch_managed(next_bits);
-		if (prev_bits != KPKEYS_PKEY_REG_INVAL)
+		/* Kept in task_struct: only a context's state is loaded. */
+		if (!kpkeys_arch_state_valid(to))
+			to = arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT);
+		from = arch_kpkeys_switch(to);
+		if (arch_kpkeys_state_written(from))
 			kpkeys_stat_inc_entry(KPKEYS_STAT_SCHED_REG_WRITES);
-		prev->kpkeys_pkey_reg = prev_bits == KPKEYS_PKEY_REG_INVAL ?
-					next_bits : prev_bits;
+		prev->kpkeys_arch_state = arch_kpkeys_state_written(from) ? from : to;
 	}
 #endif
 }
 
 /**
- * kpkeys_fork() - a new task starts at the default level
+ * kpkeys_fork() - a new task starts in the default context
  * @p: the new task
  */
 static inline void kpkeys_fork(struct task_struct *p)
@@ -259,21 +284,21 @@ static inline void kpkeys_fork(struct task_struct *p)
 	p->lazy_mmu_state.kpkeys = (struct kpkeys_lazy_mmu){};
 #endif
 #ifdef CONFIG_ARCH_HAS_KPKEYS
-	p->kpkeys_pkey_reg = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
+	p->kpkeys_arch_state = arch_kpkeys_ctx_state(KPKEYS_CTX_DEFAULT);
 #endif
 #ifdef CONFIG_KPKEYS_CHECK
-	p->kpkeys_check = (struct kpkeys_check_state){ .level = KPKEYS_LVL_DEFAULT };
+	p->kpkeys_check = (struct kpkeys_check_state){ .ctx = KPKEYS_CTX_DEFAULT };
 #endif
 }
 
 #else /* !CONFIG_KPKEYS */
 
-static __always_inline u64 kpkeys_enter_default(void)
+static __always_inline struct arch_kpkeys_state kpkeys_enter_default(void)
 {
-	return KPKEYS_PKEY_REG_INVAL;
+	return ARCH_KPKEYS_STATE_UNCHANGED;
 }
 
-static __always_inline void kpkeys_leave_default(u64 reg) {}
+static __always_inline void kpkeys_leave_default(struct arch_kpkeys_state prev) {}
 static __always_inline void kpkeys_irqentry_enter(struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_softirq_enter(struct kpkeys_irqentry_state *state) {}
 static __always_inline void kpkeys_softirq_exit(const struct kpkeys_irqentry_state *state) {}

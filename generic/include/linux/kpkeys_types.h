@@ -1,71 +1,91 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kpkeys types embedded in task_struct (through <linux/mm_types_task.h>),
- * kept apart from <linux/kpkeys.h> so that low-level headers can use them.
+ * irqentry_state_t and the lazy MMU state, kept apart from <linux/kpkeys.h>
+ * so that low-level headers can use them.
  */
 #ifndef _LINUX_KPKEYS_TYPES_H
 #define _LINUX_KPKEYS_TYPES_H
 
 #include <linux/types.h>
 
-/**
- * struct kpkeys_saved - pkey register state saved by kpkeys_set_level()
- * @reg: the previous pkey register value, or %KPKEYS_PKEY_REG_INVAL.  u64
- *	holds each backend's register: POR_EL1 and AMR are 64 bits, PKRS is
- *	32 bits, zero-extended.  powerpc switches AMR alone: no level changes
- *	execute permissions, so IAMR is never part of the state.
- * @level: the previous level as tracked in software (%CONFIG_KPKEYS_CHECK).
- * @depth: the nesting depth this switch created (%CONFIG_KPKEYS_CHECK), so
- *	that a restore out of order is reported; 0 when nothing was switched.
- *
- * A structure, not a bare u64: the checker's state travels with the
- * register value without stealing bits from it, and a random integer cannot
- * be handed to kpkeys_restore_pkey_reg() by mistake.  Without
- * %CONFIG_KPKEYS_CHECK it is one u64, returned in a register.
- */
-struct kpkeys_saved {
-	u64 reg;
-#ifdef CONFIG_KPKEYS_CHECK
-	u8 level;
-	u8 depth;
+#ifdef CONFIG_ARCH_HAS_KPKEYS
+#include <asm/kpkeys_types.h>
+#else
+struct arch_kpkeys_state { };
 #endif
+
+/**
+ * enum kpkeys_ctx - the kpkeys contexts
+ * @KPKEYS_CTX_DEFAULT: what the kernel runs in: read-write access to
+ *	%KPKEYS_PKEY_DEFAULT, read-only access to the keys of kpkeys users
+ * @KPKEYS_CTX_PGTABLES: the default's rights, plus write access to
+ *	page-table pages (%KPKEYS_PKEY_PGTABLES)
+ * @KPKEYS_NR_CTX: the number of contexts
+ *
+ * A context is a set of access rights to the keys kpkeys manages, not a
+ * rank: a feature's context adds write access to that feature's key and
+ * nothing else, and a second feature's context would be neither above nor
+ * below the first.  Contexts are only ever compared for equality.
+ */
+enum kpkeys_ctx {
+	KPKEYS_CTX_DEFAULT,
+	KPKEYS_CTX_PGTABLES,
+	KPKEYS_NR_CTX
 };
 
-/* The kpkeys level as CONFIG_KPKEYS_CHECK tracks it in software. */
+/* The context as CONFIG_KPKEYS_CHECK tracks it in software. */
 struct kpkeys_check_state {
-	u8 level;
-	u8 depth;
+	u8 ctx;		/* enum kpkeys_ctx */
+	u8 depth;	/* nesting depth; 0: nothing entered */
+};
+
+/**
+ * struct kpkeys_state - what kpkeys_enter_context() replaced
+ * @arch_state: the backend's state, opaque to generic code; the backend
+ *	decides how it says that nothing was written
+ *	(arch_kpkeys_state_written()), and zeroed memory always says so
+ * @check: the checker's previous context and the depth this entry made
+ *	(%CONFIG_KPKEYS_CHECK)
+ *
+ * Without %CONFIG_KPKEYS_CHECK it is one register wide and returned in a
+ * register.
+ */
+struct kpkeys_state {
+	struct arch_kpkeys_state arch_state;
+#ifdef CONFIG_KPKEYS_CHECK
+	struct kpkeys_check_state check;
+#endif
 };
 
 /* struct kpkeys_lazy_mmu.batching */
 #define KPKEYS_BATCH_NONE	0	/* not in a batched lazy MMU section */
 #define KPKEYS_BATCH_PENDING	1	/* in one, no page-table write yet */
-#define KPKEYS_BATCH_ACTIVE	2	/* in one, at %KPKEYS_LVL_PGTABLES */
+#define KPKEYS_BATCH_ACTIVE	2	/* in one, in %KPKEYS_CTX_PGTABLES */
 
 /**
  * struct kpkeys_lazy_mmu - batching state of a task's lazy MMU section
- * @saved: the state the section's first page-table write replaced, when
- *	it entered %KPKEYS_LVL_PGTABLES (%KPKEYS_BATCH_ACTIVE)
+ * @state: what the section's first page-table write replaced when it
+ *	entered %KPKEYS_CTX_PGTABLES (%KPKEYS_BATCH_ACTIVE)
  * @batching: %KPKEYS_BATCH_*, for the section entered and not paused
  */
 struct kpkeys_lazy_mmu {
 #ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
-	struct kpkeys_saved saved;
+	struct kpkeys_state state;
 	u8 batching;
 #endif
 };
 
 /**
  * struct kpkeys_irqentry_state - what exception entry saves (irqentry_state_t)
- * @reg: the managed bits of the pkey register entry replaced by the
- *	default level's, or %KPKEYS_PKEY_REG_INVAL
+ * @arch_state: what entry replaced with the default context, or nothing
+ *	written
  * @batching: the interrupted task's %KPKEYS_BATCH_* state, which entry
  *	cleared and exit puts back
- * @check: the interrupted context's level in the software checker
+ * @check: the interrupted code's context in the software checker
  */
-
 struct kpkeys_irqentry_state {
-	u64 reg;
+	struct arch_kpkeys_state arch_state;
 	u8 batching;
 	struct kpkeys_check_state check;
 };

@@ -11,10 +11,8 @@
  * or a boot parameter turned it off), where hardened page tables or
  * batching are off, where nothing counts (CONFIG_KPKEYS_STATS=n or
  * kpkeys_stats=off), where the arch has no entry yet in conf_facts, or
- * where another CPU
- * printed the WARNING line the exception case reads the register from
- * (after three tries).  The store that must fault is not judged on a
- * backend that does not enforce keys (a mock).
+ * where another CPU printed the WARNING line the exception case reads the
+ * register from (after three tries).
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
@@ -35,7 +33,7 @@
 #include "kpkeys_test.h"
 #include "kpkeys_test_paths.h"
 
-KPKEYS_GUARD(kpkeys_conf_pgtables, KPKEYS_LVL_PGTABLES);
+KPKEYS_GUARD(kpkeys_conf_pgtables, KPKEYS_CTX_PGTABLES);
 
 #define CONF_WRITES	16
 
@@ -46,12 +44,12 @@ static void conf_hook(struct kunit *test, const char *hook)
 
 static void require_register(struct kunit *test)
 {
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test,
 			   "no kpkeys backend in use (see the kpkeys lines of the boot log)");
 }
 
-/* This CPU's count of register writes by the level API, 0 without stats. */
+/* This CPU's count of register writes by the context API, 0 without stats. */
 static unsigned long conf_reg_writes(void)
 {
 #ifdef CONFIG_KPKEYS_STATS
@@ -61,25 +59,34 @@ static unsigned long conf_reg_writes(void)
 #endif
 }
 
+#define CONF_NONE	U64_MAX
+
+/* Does some context put @bits in the register's kpkeys bits? */
+static bool conf_bits_valid(u64 bits)
+{
+	return kpkeys_arch_state_valid((struct arch_kpkeys_state){
+		.reg = bits | ARCH_KPKEYS_STATE_MARK });
+}
+
 /* The managed bits of the register itself, not a cached copy. */
 static u64 hw_managed(void)
 {
-	return arch_kpkeys_read_pkey_reg_hw() & KPKEYS_PKEY_REG_MASK;
+	return kpkeys_test_hw_bits();
 }
 
 /*
  * What the architecture manuals say, not what the backend says: a port
  * adds its architecture here, and a backend whose macros encode the wrong
- * permission fails level_encoding_round_trips, not only a fault test.
- *   @level:	the managed bits of each level;
+ * permission fails context_encoding_round_trips, not only a fault test.
+ *   @ctx:	the managed bits of each context;
  *   @plant_clear, @plant_set: a pattern in bits kpkeys never writes, that
  *		nothing on the CPU depends on while a case runs (see
  *		conf_plant_live() for the cases that keep it across tasks);
- *   @forged:	managed bits that no level produces and that leave the
+ *   @forged:	managed bits that no context produces and that leave the
  *		default key usable, should a broken check load them.
  */
 struct conf_arch_facts {
-	u64 level[KPKEYS_NR_LEVELS];
+	u64 ctx[KPKEYS_NR_CTX];
 	u64 plant_clear, plant_set;
 	u64 forged;
 };
@@ -87,7 +94,7 @@ struct conf_arch_facts {
 #if defined(CONFIG_X86)
 /* IA32_PKRS: key k has AD at bit 2k and WD at bit 2k + 1. */
 static const struct conf_arch_facts conf_facts = {
-	.level = { [KPKEYS_LVL_DEFAULT] = 0x8, [KPKEYS_LVL_PGTABLES] = 0x0 },	/* key 1 WD */
+	.ctx = { [KPKEYS_CTX_DEFAULT] = 0x8, [KPKEYS_CTX_PGTABLES] = 0x0 },	/* key 1 WD */
 	.plant_set = 0xaaaaaaa0,	/* WD of keys 2-15, which no page carries */
 	.forged = 0xc,			/* key 1 AD and WD */
 };
@@ -96,9 +103,9 @@ static const struct conf_arch_facts conf_facts = {
 #elif defined(CONFIG_ARM64)
 /* POR_EL1: a 4-bit field per POIndex; 0x1 R, 0x5 RW, 0x7 RWX. */
 static const struct conf_arch_facts conf_facts = {
-	.level = {
-		[KPKEYS_LVL_DEFAULT] = 0x10000007,	/* POIndex 0 RWX, 7 R */
-		[KPKEYS_LVL_PGTABLES] = 0x50000007,	/* POIndex 0 RWX, 7 RW */
+	.ctx = {
+		[KPKEYS_CTX_DEFAULT] = 0x10000007,	/* POIndex 0 RWX, 7 R */
+		[KPKEYS_CTX_PGTABLES] = 0x50000007,	/* POIndex 0 RWX, 7 RW */
 	},
 	.plant_clear = 0xf000, .plant_set = 0x5000,	/* POIndex 3 (user) RW */
 	.forged = 0x70000007,			/* POIndex 7 RWX */
@@ -108,9 +115,9 @@ static const struct conf_arch_facts conf_facts = {
 #elif defined(CONFIG_PPC64)
 /* AMR: key k's pair at bits 63 - 2k (WD) and 62 - 2k (RD). */
 static const struct conf_arch_facts conf_facts = {
-	.level = {
-		[KPKEYS_LVL_DEFAULT] = 0x0080000000000000ULL,	/* key 4 WD */
-		[KPKEYS_LVL_PGTABLES] = 0x0,
+	.ctx = {
+		[KPKEYS_CTX_DEFAULT] = 0x0080000000000000ULL,	/* key 4 WD */
+		[KPKEYS_CTX_PGTABLES] = 0x0,
 	},
 	.plant_clear = 0x3000000000000000ULL,	/* key 1, reserved, opened */
 	.forged = 0x00c0000000000000ULL,	/* key 4 RD and WD */
@@ -124,130 +131,167 @@ static const struct conf_arch_facts conf_facts;
 #endif
 
 /*
- * A level's encoding lies inside KPKEYS_PKEY_REG_MASK, is what the
- * architecture manual says, the two levels differ, and each one is what
+ * A context's encoding lies inside ARCH_KPKEYS_REG_MASK, is what the
+ * architecture manual says, the two contexts differ, and each one is what
  * the register holds once it is set; a restore puts back the whole
  * register as it was.
  */
-static void level_encoding_round_trips(struct kunit *test)
+static void context_encoding_round_trips(struct kunit *test)
 {
-	u64 def = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT);
-	u64 pgt = arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES);
-	struct kpkeys_saved saved;
+	u64 def = kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT);
+	u64 pgt = kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES);
+	struct kpkeys_state saved;
 	u64 before, at, after;
 
-	conf_hook(test, "arch_kpkeys_level_pkey_reg(), _write_pkey_reg(), _read_pkey_reg_hw()");
-	KUNIT_EXPECT_EQ(test, def & ~KPKEYS_PKEY_REG_MASK, 0);
-	KUNIT_EXPECT_EQ(test, pgt & ~KPKEYS_PKEY_REG_MASK, 0);
+	conf_hook(test,
+		  "arch_kpkeys_ctx_state(), arch_kpkeys_switch(), __arch_kpkeys_reg_read_hw()");
+	KUNIT_EXPECT_EQ(test, def & ~ARCH_KPKEYS_REG_MASK, 0);
+	KUNIT_EXPECT_EQ(test, pgt & ~ARCH_KPKEYS_REG_MASK, 0);
 	KUNIT_EXPECT_NE(test, def, pgt);
-	KUNIT_EXPECT_FALSE(test, kpkeys_managed_valid(KPKEYS_PKEY_REG_INVAL));
+	KUNIT_EXPECT_FALSE(test, kpkeys_arch_state_valid(ARCH_KPKEYS_STATE_UNCHANGED));
 	if (CONF_HAVE_FACTS) {
-		KUNIT_EXPECT_EQ_MSG(test, def, conf_facts.level[KPKEYS_LVL_DEFAULT],
-				    "the default level's encoding");
-		KUNIT_EXPECT_EQ_MSG(test, pgt, conf_facts.level[KPKEYS_LVL_PGTABLES],
-				    "the page-table level's encoding");
+		KUNIT_EXPECT_EQ_MSG(test, def, conf_facts.ctx[KPKEYS_CTX_DEFAULT],
+				    "the default context's encoding");
+		KUNIT_EXPECT_EQ_MSG(test, pgt, conf_facts.ctx[KPKEYS_CTX_PGTABLES],
+				    "the page-table context's encoding");
 	} else {
 		kunit_info(test, "no encoding from the manual for this arch: add it to conf_facts\n");
 	}
 	require_register(test);
 
-	before = arch_kpkeys_read_pkey_reg_hw();
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	before = (u64)__arch_kpkeys_reg_read_hw();
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	at = hw_managed();
-	kpkeys_restore_pkey_reg(saved);
-	after = arch_kpkeys_read_pkey_reg_hw();
+	kpkeys_leave_context(&saved);
+	after = (u64)__arch_kpkeys_reg_read_hw();
 
-	KUNIT_EXPECT_EQ_MSG(test, before & KPKEYS_PKEY_REG_MASK, def,
-			    "not at the default level to start with (register %#llx)", before);
-	KUNIT_EXPECT_EQ_MSG(test, at, pgt, "the page-table level did not reach the register");
+	KUNIT_EXPECT_EQ_MSG(test, before & ARCH_KPKEYS_REG_MASK, def,
+			    "not in the default context to start with (register %#llx)", before);
+	KUNIT_EXPECT_EQ_MSG(test, at, pgt, "the page-table context did not reach the register");
 	KUNIT_EXPECT_EQ_MSG(test, after, before, "the restore did not put the register back");
-	KUNIT_EXPECT_EQ(test, (u64)arch_kpkeys_read_pkey_reg(), after);
+	KUNIT_EXPECT_EQ(test, (u64)__arch_kpkeys_reg_read(), after);
 }
 
 /*
- * Setting the level the register already holds changes nothing: no
+ * Setting the context the register already holds changes nothing: no
  * register write, and a saved state whose restore writes nothing either;
- * arch_kpkeys_read_pkey_reg(), which may read a per-CPU copy (x86), then
+ * (u64)__arch_kpkeys_reg_read(), which may read a per-CPU copy (x86), then
  * agrees with the register.
  */
-static void unchanged_level_writes_nothing(struct kunit *test)
+static void unchanged_context_writes_nothing(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	unsigned long writes, flags;
 	u64 before, after, cached;
 
 	conf_hook(test,
-		  "kpkeys_set_level(), kpkeys_restore_pkey_reg(): the \"nothing changed\" path");
+		  "kpkeys_enter_context(), kpkeys_leave_context(): the \"nothing written\" path");
 	require_register(test);
 
 	/* Interrupts off: no handler's own switch lands in the count. */
 	local_irq_save(flags);
-	before = arch_kpkeys_read_pkey_reg_hw();
+	before = (u64)__arch_kpkeys_reg_read_hw();
 	writes = conf_reg_writes();
-	saved = kpkeys_set_level(KPKEYS_LVL_DEFAULT);
-	kpkeys_restore_pkey_reg(saved);
+	saved = kpkeys_enter_context(KPKEYS_CTX_DEFAULT);
+	kpkeys_leave_context(&saved);
 	writes = conf_reg_writes() - writes;
-	after = arch_kpkeys_read_pkey_reg_hw();
-	cached = arch_kpkeys_read_pkey_reg();
+	after = (u64)__arch_kpkeys_reg_read_hw();
+	cached = (u64)__arch_kpkeys_reg_read();
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, after, before);
 	KUNIT_EXPECT_EQ_MSG(test, cached, after,
-			    "arch_kpkeys_read_pkey_reg() disagrees with the register");
+			    "(u64)__arch_kpkeys_reg_read() disagrees with the register");
 
-	KUNIT_EXPECT_EQ(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
+	KUNIT_EXPECT_FALSE(test, arch_kpkeys_state_written(saved.arch_state));
 	if (kpkeys_stats_enabled())
-		KUNIT_EXPECT_EQ_MSG(test, writes, 0, "register writes for no change of level");
+		KUNIT_EXPECT_EQ_MSG(test, writes, 0, "register writes for no change of context");
 	else
 		kunit_info(test, "nothing counts: CONFIG_KPKEYS_STATS=n or kpkeys_stats=off\n");
 }
 
-/* A value of the managed bits that no level encodes. */
-static u64 conf_no_level(void)
+/* A value of the managed bits that no context encodes. */
+static u64 conf_no_context(void)
 {
 	u64 candidates[] = {
 		conf_facts.forged,
-		KPKEYS_PKEY_REG_MASK,
-		KPKEYS_PKEY_REG_MASK & (KPKEYS_PKEY_REG_MASK - 1),
+		ARCH_KPKEYS_REG_MASK,
+		ARCH_KPKEYS_REG_MASK & (ARCH_KPKEYS_REG_MASK - 1),
 		0,
 	};
 	int i;
 
 	for (i = CONF_HAVE_FACTS ? 0 : 1; i < ARRAY_SIZE(candidates); i++)
-		if (!kpkeys_managed_valid(candidates[i]))
+		if (!conf_bits_valid(candidates[i]))
 			return candidates[i];
-	return KPKEYS_PKEY_REG_INVAL;
+	return CONF_NONE;
+}
+
+/*
+ * "Nothing written" is the zeroed state: every context's state, and what
+ * every switch replaced, says "written"; a zeroed state, in memory that
+ * was cleared or forged, loads nothing when left to, whatever context is
+ * in place.
+ */
+static void zeroed_state_loads_nothing(struct kunit *test)
+{
+	struct kpkeys_state state, zeroed;
+	unsigned int ctx;
+	unsigned long flags;
+	u64 before, after;
+
+	conf_hook(test, "arch_kpkeys_state_written(), ARCH_KPKEYS_STATE_MARK");
+	for (ctx = 0; ctx < KPKEYS_NR_CTX; ctx++)
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      arch_kpkeys_state_written(arch_kpkeys_ctx_state(ctx)),
+				      "context %u's state says nothing was written", ctx);
+	KUNIT_EXPECT_FALSE(test, arch_kpkeys_state_written(ARCH_KPKEYS_STATE_UNCHANGED));
+	require_register(test);
+
+	memset(&zeroed, 0, sizeof(zeroed));
+	local_irq_save(flags);
+	state = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
+	before = hw_managed();
+	kpkeys_leave_context(&zeroed);
+	after = hw_managed();
+	kpkeys_leave_context(&state);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_TRUE(test, arch_kpkeys_state_written(state.arch_state));
+	KUNIT_EXPECT_EQ(test, before, kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES));
+	KUNIT_EXPECT_EQ_MSG(test, after, before, "a zeroed state changed the register");
+	KUNIT_EXPECT_EQ(test, hw_managed(), kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT));
 }
 
 /*
  * A saved state lives in writable memory (the stack): a restore of a
- * value that no level produces must not load it, but the default level,
+ * value that no context produces must not load it, but the default context,
  * with a warning.
  */
 static void forged_saved_value_restores_default(struct kunit *test)
 {
-	struct kpkeys_saved saved;
-	u64 forged = conf_no_level();
+	struct kpkeys_state saved;
+	u64 forged = conf_no_context();
 	unsigned long flags;
 	u64 after;
 
-	conf_hook(test, "kpkeys_managed_valid(), kpkeys_restore_invalid()");
+	conf_hook(test, "kpkeys_arch_state_valid(), kpkeys_leave_invalid()");
 	require_register(test);
-	KUNIT_ASSERT_NE_MSG(test, forged, KPKEYS_PKEY_REG_INVAL,
-			    "every candidate value is a level: extend conf_no_level()");
+	KUNIT_ASSERT_NE_MSG(test, forged, CONF_NONE,
+			    "every candidate value is a context: extend conf_no_context()");
 
 	pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
 	local_irq_save(flags);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	/* What a stack overwrite would do: the saved default becomes @forged. */
-	saved.reg = (saved.reg & ~KPKEYS_PKEY_REG_MASK) | forged;
-	kpkeys_restore_pkey_reg(saved);
+	saved.arch_state.reg = (saved.arch_state.reg & ~ARCH_KPKEYS_REG_MASK) | forged;
+	kpkeys_leave_context(&saved);
 	after = hw_managed();
 	/* Had the check let @forged through, no page table is read with it. */
-	kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	kpkeys_test_force_ctx(KPKEYS_CTX_DEFAULT);
 	local_irq_restore(flags);
 
-	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
+	KUNIT_EXPECT_EQ_MSG(test, after, kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
 			    "the restore of %#llx left the register's managed bits at another value",
 			    forged);
 }
@@ -261,7 +305,7 @@ static bool unmanaged_pattern(u64 reg, u64 *planted)
 	*planted = (reg & ~conf_facts.plant_clear) | conf_facts.plant_set;
 	if (!CONF_HAVE_FACTS)
 		return false;
-	return !((*planted ^ reg) & KPKEYS_PKEY_REG_MASK);
+	return !((*planted ^ reg) & ARCH_KPKEYS_REG_MASK);
 }
 
 /*
@@ -280,7 +324,7 @@ static bool conf_plant_live(void)
 
 static void require_pattern(struct kunit *test)
 {
-	u64 reg = arch_kpkeys_read_pkey_reg_hw(), planted;
+	u64 reg = (u64)__arch_kpkeys_reg_read_hw(), planted;
 
 	if (!unmanaged_pattern(reg, &planted))
 		kunit_skip(test,
@@ -298,9 +342,9 @@ static void conf_plant(u64 *orig, u64 *planted)
 	unsigned long flags;
 
 	local_irq_save(flags);
-	*orig = arch_kpkeys_read_pkey_reg_hw();
+	*orig = (u64)__arch_kpkeys_reg_read_hw();
 	unmanaged_pattern(*orig, planted);
-	arch_kpkeys_write_pkey_reg(*planted);
+	__arch_kpkeys_reg_write(*planted);
 	local_irq_restore(flags);
 }
 
@@ -310,10 +354,10 @@ static void conf_plant_for_live(struct kunit *test, u64 *orig, u64 *planted)
 	if (conf_plant_live()) {
 		conf_plant(orig, planted);
 	} else {
-		*orig = *planted = arch_kpkeys_read_pkey_reg_hw();
+		*orig = *planted = (u64)__arch_kpkeys_reg_read_hw();
 		kunit_info(test,
 			   "nothing planted on this arch (see conf_plant_live()): the unmanaged bits %#llx must come back\n",
-			   *orig & ~KPKEYS_PKEY_REG_MASK);
+			   *orig & ~ARCH_KPKEYS_REG_MASK);
 	}
 }
 
@@ -322,64 +366,64 @@ static void conf_unplant(u64 orig)
 	unsigned long flags;
 
 	local_irq_save(flags);
-	arch_kpkeys_write_pkey_reg(orig);
+	__arch_kpkeys_reg_write(orig);
 	local_irq_restore(flags);
 }
 
-/* @reg holds the page-table level and, around it, the planted bits. */
-static void expect_planted_at_level(struct kunit *test, u64 reg, u64 planted,
-				    const char *when)
+/* @reg holds the page-table context and, around it, the planted bits. */
+static void expect_planted_in_context(struct kunit *test, u64 reg, u64 planted,
+				      const char *when)
 {
-	KUNIT_EXPECT_EQ_MSG(test, reg & ~KPKEYS_PKEY_REG_MASK, planted & ~KPKEYS_PKEY_REG_MASK,
+	KUNIT_EXPECT_EQ_MSG(test, reg & ~ARCH_KPKEYS_REG_MASK, planted & ~ARCH_KPKEYS_REG_MASK,
 			    "%s: unmanaged bits lost (register %#llx, planted %#llx)",
 			    when, reg, planted);
-	KUNIT_EXPECT_EQ_MSG(test, reg & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "%s: not at the page-table level", when);
+	KUNIT_EXPECT_EQ_MSG(test, reg & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES),
+			    "%s: not in the page-table context", when);
 }
 
 /*
- * A switch to each level and back changes the managed bits only: bits
+ * A switch to each context and back changes the managed bits only: bits
  * that belong to another user of the register (KUAP in the AMR, other
  * PKS keys, user POIndexes) survive it, however they are set.
  */
 static void unmanaged_bits_survive_a_switch(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 orig, planted, at, back;
 	unsigned long flags;
 
-	conf_hook(test, "arch_kpkeys_write_pkey_reg() through kpkeys_switch_managed()");
+	conf_hook(test, "__arch_kpkeys_reg_write() through arch_kpkeys_switch()");
 	require_register(test);
 	require_pattern(test);
 
 	migrate_disable();
 	conf_plant(&orig, &planted);
 	local_irq_save(flags);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	at = arch_kpkeys_read_pkey_reg_hw();
-	kpkeys_restore_pkey_reg(saved);
-	back = arch_kpkeys_read_pkey_reg_hw();
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
+	at = (u64)__arch_kpkeys_reg_read_hw();
+	kpkeys_leave_context(&saved);
+	back = (u64)__arch_kpkeys_reg_read_hw();
 	local_irq_restore(flags);
 	conf_unplant(orig);
 	migrate_enable();
 
-	expect_planted_at_level(test, at, planted, "at the page-table level");
+	expect_planted_in_context(test, at, planted, "in the page-table context");
 	KUNIT_EXPECT_EQ_MSG(test, back, planted, "after the restore");
-	KUNIT_EXPECT_EQ(test, (u64)arch_kpkeys_read_pkey_reg_hw(), orig);
+	KUNIT_EXPECT_EQ(test, (u64)(u64)__arch_kpkeys_reg_read_hw(), orig);
 }
 
 /*
  * A page-table page carries the page-table key in the kernel PTE (or
  * HPTE) that maps it, an ordinary page the default key; a store into the
- * page-table page faults at the default level and succeeds at the
- * page-table level.
+ * page-table page faults in the default context and succeeds at the
+ * page-table context.
  */
 static void pgtable_page_keyed_and_enforced(struct kunit *test)
 {
 	struct ptdesc *ptdesc;
 	unsigned long plain, zero = 0;
-	int key, plain_key, at_default, at_level, read;
+	int key, plain_key, at_default, at_pgtables, read;
 	void *table;
 
 	conf_hook(test, "set_memory_pkey(), kernel_page_pkey(), the arch's kernel fault fixup");
@@ -396,19 +440,16 @@ static void pgtable_page_keyed_and_enforced(struct kunit *test)
 	read = copy_from_kernel_nofault(&zero, table, sizeof(zero));
 	at_default = copy_to_kernel_nofault(table, &zero, sizeof(zero));
 	scoped_guard(kpkeys_conf_pgtables)
-		at_level = copy_to_kernel_nofault(table, &zero, sizeof(zero));
+		at_pgtables = copy_to_kernel_nofault(table, &zero, sizeof(zero));
 	pagetable_free(ptdesc);
 	free_page(plain);
 
 	KUNIT_EXPECT_EQ_MSG(test, key, KPKEYS_PKEY_PGTABLES, "the key of a page-table page");
 	KUNIT_EXPECT_EQ_MSG(test, plain_key, KPKEYS_PKEY_DEFAULT, "the key of an ordinary page");
-	KUNIT_EXPECT_EQ_MSG(test, read, 0, "a load at the default level faulted");
-	KUNIT_EXPECT_EQ_MSG(test, at_level, 0, "a store at the page-table level faulted");
-	if (arch_kpkeys_enforced())
-		KUNIT_EXPECT_EQ_MSG(test, at_default, -EFAULT,
-				    "a store at the default level did not fault");
-	else
-		kunit_info(test, "this backend does not enforce keys: the default-level store is not judged\n");
+	KUNIT_EXPECT_EQ_MSG(test, read, 0, "a load in the default context faulted");
+	KUNIT_EXPECT_EQ_MSG(test, at_pgtables, 0, "a store in the page-table context faulted");
+	KUNIT_EXPECT_EQ_MSG(test, at_default, -EFAULT,
+			    "a store in the default context did not fault");
 }
 
 /* One path of kpkeys_test_each_tree(): keyed at every level, and enforced. */
@@ -417,15 +458,14 @@ static void conf_path_keyed_and_enforced(struct kunit *test,
 					 const char *what)
 {
 	kpkeys_test_expect_path_keyed(test, path, what);
-	if (arch_kpkeys_enforced())
-		kpkeys_test_expect_path_enforced(test, path, what);
+	kpkeys_test_expect_path_enforced(test, path, what);
 }
 
 /*
  * Every level of a tree, not one page: the tables on the way to a vmalloc
  * page, a linear-map page and a user page carry the page-table key in the
  * kernel PTE (or HPTE) that maps them, and a store into each one faults
- * at the default level.  A page-sized level the arch allocates its own
+ * in the default context.  A page-sized level the arch allocates its own
  * way (its pgd_alloc(), say) fails here if it misses the key.  Tables
  * smaller than a page come from kmem caches, which kpkeys does not key:
  * they are listed in the log, not judged.
@@ -439,8 +479,6 @@ static void every_table_level_keyed_and_enforced(struct kunit *test)
 		kunit_skip(test, "hardened page tables are off (see the boot log)");
 
 	kpkeys_test_each_tree(test, conf_path_keyed_and_enforced);
-	if (!arch_kpkeys_enforced())
-		kunit_info(test, "this backend does not enforce keys: the default-level stores are not judged\n");
 }
 
 struct conf_irq_probe {
@@ -462,10 +500,10 @@ static enum hrtimer_restart conf_irq_probe_fn(struct hrtimer *timer)
 }
 
 /*
- * Take a timer interrupt in a page-table-level section of this task;
+ * Take a timer interrupt in a page-table-context section of this task;
  * *@after is the whole register when the section resumes.
  */
-static void conf_interrupt_at_level(struct conf_irq_probe *probe, u64 *after)
+static void conf_interrupt_in_context(struct conf_irq_probe *probe, u64 *after)
 {
 	unsigned long timeout = jiffies + 5 * HZ;
 
@@ -478,7 +516,7 @@ static void conf_interrupt_at_level(struct conf_irq_probe *probe, u64 *after)
 		/* Busy-wait, so that the interrupt hits this section; pairs with the handler. */
 		while (!smp_load_acquire(&probe->fired) && time_before(jiffies, timeout))
 			cpu_relax();
-		*after = arch_kpkeys_read_pkey_reg_hw();
+		*after = (u64)__arch_kpkeys_reg_read_hw();
 	}
 	preempt_enable();
 	hrtimer_cancel(&probe->timer);
@@ -490,13 +528,13 @@ static void expect_interrupt_at_default(struct kunit *test, const struct conf_ir
 	KUNIT_ASSERT_TRUE_MSG(test, probe->fired, "the timer interrupt never came");
 	KUNIT_EXPECT_PTR_EQ_MSG(test, probe->task, current,
 				"the interrupt hit another task, not the section");
-	KUNIT_EXPECT_EQ_MSG(test, probe->reg, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the interrupt handler ran at another level");
+	KUNIT_EXPECT_EQ_MSG(test, probe->reg, kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "the interrupt handler ran in another context");
 }
 
 /*
- * An interrupt taken at the page-table level runs at the default level,
- * and the interrupted code gets its level back.
+ * An interrupt taken in the page-table context runs in the default context,
+ * and the interrupted code gets its context back.
  */
 static void interrupt_runs_at_default(struct kunit *test)
 {
@@ -507,18 +545,18 @@ static void interrupt_runs_at_default(struct kunit *test)
 		  "kpkeys_irqentry_enter(), kpkeys_irqentry_exit() (and the arch's entry code)");
 	require_register(test);
 
-	conf_interrupt_at_level(&probe, &after);
+	conf_interrupt_in_context(&probe, &after);
 
 	expect_interrupt_at_default(test, &probe);
-	KUNIT_EXPECT_EQ_MSG(test, after & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "the interrupted code lost its level");
+	KUNIT_EXPECT_EQ_MSG(test, after & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES),
+			    "the interrupted code lost its context");
 }
 
 /*
  * The same interrupt with the unmanaged bits planted: entry and exit
  * switch the managed bits only, and the interrupted code gets the
- * planted bits back with its level.
+ * planted bits back with its context.
  */
 static void unmanaged_bits_survive_an_interrupt(struct kunit *test)
 {
@@ -532,16 +570,16 @@ static void unmanaged_bits_survive_an_interrupt(struct kunit *test)
 
 	migrate_disable();
 	conf_plant_for_live(test, &orig, &planted);
-	conf_interrupt_at_level(&probe, &after);
+	conf_interrupt_in_context(&probe, &after);
 	conf_unplant(orig);
 	migrate_enable();
 
 	expect_interrupt_at_default(test, &probe);
-	expect_planted_at_level(test, after, planted, "after the interrupt");
+	expect_planted_in_context(test, after, planted, "after the interrupt");
 }
 
 /*
- * An exception taken at the page-table level runs at the default level:
+ * An exception taken in the page-table context runs in the default context:
  * a WARN() traps (x86 #UD, arm64 BRK, powerpc program check), and the
  * console sees the "WARNING: " line while the trap handler prints it,
  * so the register is read there.
@@ -558,7 +596,7 @@ static struct {
  * @armed, by the task that warns, from task context: what the console
  * writes late, in a later printk() of the same task outside the trap, or
  * early, another CPU's WARNING flushed by the printk() that precedes the
- * trap on arm64 and powerpc (still at the page-table level), or from an
+ * trap on arm64 and powerpc (still in the page-table context), or from an
  * interrupt, says nothing about the trap handler.
  */
 static void conf_warn_probe_write(struct console *con, const char *s, unsigned int n)
@@ -599,7 +637,7 @@ static void exception_runs_at_default(struct kunit *test)
 		pr_warn(KPKEYS_TEST_WARNING_EXPECTED "\n");
 		scoped_guard(kpkeys_conf_pgtables) {
 			WRITE_ONCE(conf_warn_probe.armed, true);
-			WARN(1, "kpkeys_conformance: a WARN at the page-table level\n");
+			WARN(1, "kpkeys_conformance: a WARN in the page-table context\n");
 			WRITE_ONCE(conf_warn_probe.armed, false);
 			after = hw_managed();
 		}
@@ -611,10 +649,10 @@ static void exception_runs_at_default(struct kunit *test)
 		kunit_skip(test,
 			   "this WARN's WARNING line was not written from its trap three times (another CPU flushed the console, or no kallsyms to name the function)");
 	KUNIT_EXPECT_EQ_MSG(test, conf_warn_probe.reg,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the trap handler ran at the level of the code that warned");
-	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "the code that warned lost its level");
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "the trap handler ran in the context of the code that warned");
+	KUNIT_EXPECT_EQ_MSG(test, after, kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES),
+			    "the code that warned lost its context");
 }
 
 struct conf_task_probe {
@@ -626,17 +664,17 @@ static int conf_task_probe_fn(void *data)
 {
 	struct conf_task_probe *probe = data;
 
-	probe->reg = arch_kpkeys_read_pkey_reg_hw();
+	probe->reg = (u64)__arch_kpkeys_reg_read_hw();
 	complete(&probe->done);
 	return 0;
 }
 
 /*
- * Sleep at the page-table level while another task runs on this CPU,
+ * Sleep in the page-table context while another task runs on this CPU,
  * then, if @idle, while the CPU idles; *@after is the whole register when
  * this task is back.  False if no task could be created.
  */
-static bool conf_sleep_at_level(struct conf_task_probe *probe, bool idle, u64 *after)
+static bool conf_sleep_in_context(struct conf_task_probe *probe, bool idle, u64 *after)
 {
 	struct task_struct *task;
 
@@ -651,17 +689,17 @@ static bool conf_sleep_at_level(struct conf_task_probe *probe, bool idle, u64 *a
 		wait_for_completion(&probe->done);
 		if (idle)
 			usleep_range(1000, 2000);
-		*after = arch_kpkeys_read_pkey_reg_hw();
+		*after = (u64)__arch_kpkeys_reg_read_hw();
 	}
 	migrate_enable();
 	return true;
 }
 
 /*
- * A task that sleeps at the page-table level wakes up at it, and the task
- * that runs on its CPU meanwhile runs at the default level.
+ * A task that sleeps in the page-table context wakes up at it, and the task
+ * that runs on its CPU meanwhile runs in the default context.
  */
-static void sleeping_task_keeps_its_level(struct kunit *test)
+static void sleeping_task_keeps_its_context(struct kunit *test)
 {
 	struct conf_task_probe probe = {};
 	u64 after = 0;
@@ -669,22 +707,22 @@ static void sleeping_task_keeps_its_level(struct kunit *test)
 	conf_hook(test, "kpkeys_sched_switch()");
 	require_register(test);
 
-	KUNIT_ASSERT_TRUE_MSG(test, conf_sleep_at_level(&probe, true, &after),
+	KUNIT_ASSERT_TRUE_MSG(test, conf_sleep_in_context(&probe, true, &after),
 			      "kthread_create() failed");
 
-	KUNIT_EXPECT_EQ_MSG(test, after & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "the sleeper woke up at another level");
-	KUNIT_EXPECT_EQ_MSG(test, probe.reg & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the task that ran meanwhile got the sleeper's level");
-	KUNIT_EXPECT_EQ(test, hw_managed(), arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	KUNIT_EXPECT_EQ_MSG(test, after & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES),
+			    "the sleeper woke up in another context");
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "the task that ran meanwhile got the sleeper's context");
+	KUNIT_EXPECT_EQ(test, hw_managed(), kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT));
 }
 
 /*
  * The same sleep with the unmanaged bits planted: a context switch loads
- * the next task's level only, and the sleeper wakes up with its planted
- * bits as well as its level.
+ * the next task's context only, and the sleeper wakes up with its planted
+ * bits as well as its context.
  */
 static void unmanaged_bits_survive_a_context_switch(struct kunit *test)
 {
@@ -701,18 +739,18 @@ static void unmanaged_bits_survive_a_context_switch(struct kunit *test)
 	/*
 	 * No idle: a deep idle state may lose the register (arm64's
 	 * cpu_do_suspend() does not save POR_EL1, and the CPU comes back at
-	 * the default level), which kpkeys allows but the pattern would not
+	 * the default context), which kpkeys allows but the pattern would not
 	 * survive.
 	 */
-	slept = conf_sleep_at_level(&probe, false, &after);
+	slept = conf_sleep_in_context(&probe, false, &after);
 	conf_unplant(orig);
 	migrate_enable();
 
 	KUNIT_ASSERT_TRUE_MSG(test, slept, "kthread_create() failed");
-	KUNIT_EXPECT_EQ_MSG(test, probe.reg & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the task that ran meanwhile got the sleeper's level");
-	expect_planted_at_level(test, after, planted, "after the sleep");
+	KUNIT_EXPECT_EQ_MSG(test, probe.reg & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "the task that ran meanwhile got the sleeper's context");
+	expect_planted_in_context(test, after, planted, "after the sleep");
 }
 
 /* A child of kernel_thread() must not return: there is no user mode to return to. */
@@ -723,9 +761,9 @@ static int conf_child_fn(void *data)
 }
 
 /*
- * A task forked at the page-table level starts at the default level.  The
- * parent is switched out at the level first, so that the task_struct the
- * child copies holds the page-table level: without kpkeys_fork(), the
+ * A task forked in the page-table context starts in the default context.  The
+ * parent is switched out in the context first, so that the task_struct the
+ * child copies holds the page-table context: without kpkeys_fork(), the
  * child's first switch-in would load it.
  */
 static void new_task_starts_at_default(struct kunit *test)
@@ -753,16 +791,16 @@ static void new_task_starts_at_default(struct kunit *test)
 	/* On a timeout the child may still run: the probe is left to it. */
 	KUNIT_ASSERT_NE_MSG(test, left, 0, "the child never ran");
 
-	KUNIT_EXPECT_EQ_MSG(test, probe->reg & KPKEYS_PKEY_REG_MASK,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "a task forked at the page-table level started at it");
+	KUNIT_EXPECT_EQ_MSG(test, probe->reg & ARCH_KPKEYS_REG_MASK,
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "a task forked in the page-table context started at it");
 	kfree(probe);
 }
 
 /*
- * User space never runs at another level: the last step of the return to
- * user mode puts the default level in the register, whatever kernel code
- * left there.  The level is switched in the register only (no guard), as
+ * User space never runs in another context: the last step of the return to
+ * user mode puts the default context in the register, whatever kernel code
+ * left there.  The context is switched in the register only (no guard), as
  * code that switched and never restored would leave it.  This calls the
  * hook itself; that every arch's return path reaches it is what generic
  * entry (exit_to_user_mode_prepare()) provides, and is not exercised here.
@@ -776,13 +814,13 @@ static void return_to_user_is_at_default(struct kunit *test)
 	require_register(test);
 
 	local_irq_save(flags);
-	kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+	kpkeys_test_force_ctx(KPKEYS_CTX_PGTABLES);
 	kpkeys_exit_to_user_mode();
 	after = hw_managed();
 	local_irq_restore(flags);
 
-	KUNIT_EXPECT_EQ_MSG(test, after, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "the return to user mode kept the page-table level");
+	KUNIT_EXPECT_EQ_MSG(test, after, kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "the return to user mode kept the page-table context");
 }
 
 /* One page-table guard, as a writer takes it. */
@@ -823,7 +861,7 @@ static void batching_collapses_writes(struct kunit *test)
 	lazy_mmu_mode_enable();
 	for (i = 0; i < CONF_WRITES; i++)
 		conf_one_guard();
-	/* The section is still at the page-table level for its next write. */
+	/* The section is still in the page-table context for its next write. */
 	inside = hw_managed();
 	lazy_mmu_mode_disable();
 	in_section = conf_reg_writes() - in_section;
@@ -832,14 +870,15 @@ static void batching_collapses_writes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, outside, 2 * CONF_WRITES);
 	KUNIT_EXPECT_EQ_MSG(test, in_section, 2, "register writes for %d guards in one section",
 			    CONF_WRITES);
-	KUNIT_EXPECT_EQ_MSG(test, inside, arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES),
-			    "the section left the page-table level before its end");
-	KUNIT_EXPECT_EQ(test, hw_managed(), arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	KUNIT_EXPECT_EQ_MSG(test, inside, kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES),
+			    "the section left the page-table context before its end");
+	KUNIT_EXPECT_EQ(test, hw_managed(), kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT));
 }
 
 static struct kunit_case kpkeys_conformance_cases[] = {
-	KUNIT_CASE(level_encoding_round_trips),
-	KUNIT_CASE(unchanged_level_writes_nothing),
+	KUNIT_CASE(context_encoding_round_trips),
+	KUNIT_CASE(unchanged_context_writes_nothing),
+	KUNIT_CASE(zeroed_state_loads_nothing),
 	KUNIT_CASE(forged_saved_value_restores_default),
 	KUNIT_CASE(unmanaged_bits_survive_a_switch),
 	KUNIT_CASE(unmanaged_bits_survive_an_interrupt),
@@ -848,7 +887,7 @@ static struct kunit_case kpkeys_conformance_cases[] = {
 	KUNIT_CASE(every_table_level_keyed_and_enforced),
 	KUNIT_CASE(interrupt_runs_at_default),
 	KUNIT_CASE(exception_runs_at_default),
-	KUNIT_CASE(sleeping_task_keeps_its_level),
+	KUNIT_CASE(sleeping_task_keeps_its_context),
 	KUNIT_CASE(new_task_starts_at_default),
 	KUNIT_CASE(return_to_user_is_at_default),
 	KUNIT_CASE(batching_collapses_writes),

@@ -2,10 +2,12 @@
 /*
  * KUnit tests of kpkeys hardened page tables: the page-table pages of a
  * new user mm, of a vmalloc area and of the linear map carry the
- * page-table key, and, where the CPU enforces keys, cannot be written at
- * the default level.
+ * page-table key, and, where the CPU enforces keys, cannot be written in
+ * the default context.
  */
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/gfp.h>
 #include <linux/kpkeys_check.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -138,15 +140,12 @@ static void kernel_tables_all_keyed(struct kunit *test)
  * the linear map, and the trees no mm on the process list reaches (x86:
  * PTI user copy, text-poking mm, EFI mm).
  */
-static void default_level_write_faults(struct kunit *test)
+static void default_context_write_faults(struct kunit *test)
 {
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test,
 			   "%s: page tables are keyed in software only, nothing enforces the key",
 			   kpkeys_no_hardware_reason());
-	if (!arch_kpkeys_enforced())
-		kunit_skip(test,
-			   "mock backend: the register switches are real, the CPU enforces no key");
 
 	kpkeys_test_each_tree(test, kpkeys_test_expect_path_enforced);
 
@@ -174,46 +173,122 @@ static void default_level_write_faults(struct kunit *test)
 }
 
 /*
- * A refill whose keying fails halfway (set_memory_pkey() could not split a
- * mapping, say) must not hand its block back to the page allocator with
- * half of it still keyed read-only: the next user of those pages would
- * fault on its first write.  Looks at the key in each page's PTE.
+ * kpkeys_key_pages() as set_memory_pkey() fails it: halfway through a
+ * block it keys (a CPA that could not split a mapping, say), or refusing
+ * every call before changing anything (arm64's -EBUSY from the start of
+ * the secondary CPUs until splits are known to be safe).
+ */
+static unsigned int key_stub_unkeys;
+static bool key_stub_active;
+/* The block's pages still keyed right after the give-back unkeyed it. */
+static int key_stub_keyed_after_unkey;
+
+static unsigned int keyed_pages(struct page *block, unsigned int nr)
+{
+	unsigned int i, keyed = 0;
+
+	for (i = 0; i < nr; i++)
+		if (kernel_page_pkey((unsigned long)page_address(block + i)) ==
+		    KPKEYS_PKEY_PGTABLES)
+			keyed++;
+	return keyed;
+}
+
+static int key_pages_fail_halfway(struct page *page, unsigned int nr, int pkey)
+{
+	int ret;
+
+	if (pkey == KPKEYS_PKEY_PGTABLES && nr > 1) {
+		set_memory_pkey((unsigned long)page_address(page), nr / 2, pkey);
+		return -EIO;
+	}
+	if (pkey != KPKEYS_PKEY_DEFAULT || nr == 1) {
+		/* Not the block: a page-table page of a split, keyed for real. */
+		kunit_deactivate_static_stub(kunit_get_current_test(), kpkeys_key_pages);
+		ret = kpkeys_key_pages(page, nr, pkey);
+		kunit_activate_static_stub(kunit_get_current_test(), kpkeys_key_pages,
+					   key_pages_fail_halfway);
+		return ret;
+	}
+	/* The give-back's unkeying of the block: the real one, looked at before the free. */
+	kunit_deactivate_static_stub(kunit_get_current_test(), kpkeys_key_pages);
+	key_stub_active = false;
+	ret = kpkeys_key_pages(page, nr, pkey);
+	key_stub_keyed_after_unkey = keyed_pages(page, nr);
+	return ret;
+}
+
+static int key_pages_refuse(struct page *page, unsigned int nr, int pkey)
+{
+	if (pkey != KPKEYS_PKEY_PGTABLES)
+		key_stub_unkeys++;
+	return -EBUSY;
+}
+
+#define TEST_BLOCK_ORDER	4
+
+/*
+ * A refill whose keying fails halfway must not hand its block back to the
+ * page allocator with half of it still keyed read-only: the next user of
+ * those pages would fault on its first write.  Looks at the key in each
+ * page's PTE right after the give-back unkeyed the block, before it frees
+ * it.
  */
 static void pool_refill_failure_leaves_nothing_keyed(struct kunit *test)
 {
-	unsigned int nr, keyed;
+	unsigned int nr = 1U << TEST_BLOCK_ORDER;
+	struct page *block;
 	int ret;
 
 	if (!kpkeys_hardened_pgtables_enabled())
 		kunit_skip(test, "hardened page tables are off");
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test,
 			   "%s: set_memory_pkey() changes no PTE, a failed refill leaves no key behind",
 			   kpkeys_no_hardware_reason());
 
-	ret = kpkeys_pool_refill_failing(&keyed, &nr);
+	block = alloc_pages(GFP_KERNEL, TEST_BLOCK_ORDER);
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	key_stub_keyed_after_unkey = -1;
+	kunit_activate_static_stub(test, kpkeys_key_pages, key_pages_fail_halfway);
+	key_stub_active = true;
+	ret = kpkeys_pool_refill_block(block, TEST_BLOCK_ORDER, false);
+	if (key_stub_active)
+		kunit_deactivate_static_stub(test, kpkeys_key_pages);
+
 	KUNIT_ASSERT_EQ_MSG(test, ret, -EIO, "the refill did not fail as injected");
-	kunit_info(test, "failed refill (%d): %u of %u pages still keyed when given back\n",
-		   ret, keyed, nr);
-	KUNIT_EXPECT_EQ_MSG(test, keyed, 0,
+	KUNIT_ASSERT_GE_MSG(test, key_stub_keyed_after_unkey, 0,
+			    "the failed refill gave its block back without unkeying it");
+	kunit_info(test, "failed refill (%d): %d of %u pages still keyed when given back\n",
+		   ret, key_stub_keyed_after_unkey, nr);
+	KUNIT_EXPECT_EQ_MSG(test, key_stub_keyed_after_unkey, 0,
 			    "pages of a failed refill go back to the page allocator keyed");
 }
 
 /*
- * A keying that set_memory_pkey() refuses (-EBUSY: arm64 from the start of
- * the secondary CPUs until splits are known to be safe) changed nothing:
- * the refill frees its block as it is.  Unkeying it would be refused too,
- * and the failure path used to leak the block ("leaking 16 pages").
+ * A keying that set_memory_pkey() refuses changed nothing: the refill
+ * frees its block as it is.  Unkeying it would be refused too, and a
+ * failure path that tried would leak the block ("leaking 16 pages"): a
+ * refused refill must not try.
  */
 static void pool_refill_refused_leaks_nothing(struct kunit *test)
 {
-	bool leaked = true;
+	struct page *block;
 	int ret;
 
-	ret = kpkeys_pool_refill_refused(&leaked);
+	if (!kpkeys_hardened_pgtables_enabled())
+		kunit_skip(test, "hardened page tables are off");
+
+	block = alloc_pages(GFP_KERNEL, TEST_BLOCK_ORDER);
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	key_stub_unkeys = 0;
+	kunit_activate_static_stub(test, kpkeys_key_pages, key_pages_refuse);
+	ret = kpkeys_pool_refill_block(block, TEST_BLOCK_ORDER, false);
+	kunit_deactivate_static_stub(test, kpkeys_key_pages);
+
 	KUNIT_ASSERT_EQ_MSG(test, ret, -EBUSY, "the refill was not refused as injected");
-	KUNIT_EXPECT_FALSE_MSG(test, leaked,
-			       "a refill that set_memory_pkey() refused leaked its block");
+	KUNIT_EXPECT_EQ_MSG(test, key_stub_unkeys, 0,
+			    "a refused refill tried to unkey its block, and so leaked it");
 }
 
 #ifdef CONFIG_KPKEYS_CHECK
@@ -254,7 +329,7 @@ static void unguarded_pgtable_write_is_reported(struct kunit *test)
 
 	/* The writer without its guard. */
 	kpkeys_check_pgtable_write(ptep);
-	if (arch_kpkeys_enforced())
+	if (kpkeys_supported())
 		KUNIT_EXPECT_EQ_MSG(test,
 				    copy_to_kernel_nofault(ptep, &pte, sizeof(pte)),
 				    -EFAULT, "unguarded PTE store did not fault");
@@ -280,13 +355,13 @@ static void unguarded_pgtable_write_is_reported(struct kunit *test)
 
 	/*
 	 * A real writer whose guard is skipped: this CPU says "batched"
-	 * without the level ever having been entered.  Software only (the
+	 * without the context ever having been entered.  Software only (the
 	 * hardware would fault), and with batching on.  Two reports: the
-	 * skipped guard's level check and the store's.
+	 * skipped guard's context check and the store's.
 	 */
 #ifdef CONFIG_ARCH_HAS_LAZY_MMU_MODE
 	if (IS_ENABLED(CONFIG_ARCH_HAS_KPKEYS_HARDENED_PGTABLES) &&
-	    !arch_kpkeys_enforced() &&
+	    !kpkeys_supported() &&
 	    static_branch_unlikely(&kpkeys_pgtables_batching_key)) {
 		u8 *batching = &current->lazy_mmu_state.kpkeys.batching;
 		u8 state = *batching;
@@ -298,7 +373,7 @@ static void unguarded_pgtable_write_is_reported(struct kunit *test)
 		*batching = state;
 		preempt_enable();
 		KUNIT_EXPECT_EQ_MSG(test, kpkeys_check_reports(), before + 2,
-				    "set_pte_at() with its guard skipped: expected the level check and the store check");
+				    "set_pte_at() with its guard skipped: expected the context check and the store check");
 	} else {
 		kunit_info(test, "skipped-guard part not run: needs a guarded arch, software only and batching\n");
 	}
@@ -323,7 +398,7 @@ static struct kunit_case hardened_pgtables_cases[] = {
 	KUNIT_CASE(vmalloc_tables_keyed),
 	KUNIT_CASE(linear_map_tables_keyed),
 	KUNIT_CASE(kernel_tables_all_keyed),
-	KUNIT_CASE(default_level_write_faults),
+	KUNIT_CASE(default_context_write_faults),
 	KUNIT_CASE(unguarded_pgtable_write_is_reported),
 	{}
 };

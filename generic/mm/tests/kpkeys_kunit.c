@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit tests of the kpkeys level API: kpkeys_set_level(),
- * kpkeys_restore_pkey_reg() and the scoped guards.
+ * KUnit tests of the kpkeys context API: kpkeys_enter_context(),
+ * kpkeys_leave_context() and the scoped guards.
  *
- * The level is observed through the pkey register where the hardware is in
- * use, and through the software checker (CONFIG_KPKEYS_CHECK) where it is
+ * The context is observed through the pkey register where the hardware is
+ * in use, and through the software checker (CONFIG_KPKEYS_CHECK) where it is
  * built; with neither there is nothing to observe and the cases skip.
  */
 #include <kunit/test.h>
@@ -28,36 +28,34 @@ MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
 
 static bool kpkeys_test_cond;
 
-KPKEYS_GUARD(kpkeys_test_pgtables, KPKEYS_LVL_PGTABLES);
-KPKEYS_GUARD(kpkeys_test_default, KPKEYS_LVL_DEFAULT);
-KPKEYS_GUARD_COND(kpkeys_test_pgtables_if, KPKEYS_LVL_PGTABLES,
+KPKEYS_GUARD(kpkeys_test_pgtables, KPKEYS_CTX_PGTABLES);
+KPKEYS_GUARD(kpkeys_test_default, KPKEYS_CTX_DEFAULT);
+KPKEYS_GUARD_COND(kpkeys_test_pgtables_if, KPKEYS_CTX_PGTABLES,
 		  kpkeys_test_cond);
 
-static bool level_observable(void)
+static bool ctx_observable(void)
 {
-	return IS_ENABLED(CONFIG_KPKEYS_CHECK) || arch_kpkeys_enabled();
+	return IS_ENABLED(CONFIG_KPKEYS_CHECK) || kpkeys_supported();
 }
 
-static void require_observable_level(struct kunit *test)
+static void require_observable_ctx(struct kunit *test)
 {
-	if (!level_observable())
+	if (!ctx_observable())
 		kunit_skip(test,
-			   "no pkey hardware in use and CONFIG_KPKEYS_CHECK=n: nothing can observe the level");
+			   "no pkey hardware in use and CONFIG_KPKEYS_CHECK=n: nothing can observe the context");
 }
 
-/* Is @level the current level, by every means available? */
-static void expect_level(struct kunit *test, int level)
+/* Is @ctx the current context, by every means available? */
+static void expect_ctx(struct kunit *test, int ctx)
 {
 #ifdef CONFIG_KPKEYS_CHECK
-	KUNIT_EXPECT_EQ(test, kpkeys_check_current_level(), level);
+	KUNIT_EXPECT_EQ(test, kpkeys_check_current_ctx(), ctx);
 #endif
-#ifdef CONFIG_ARCH_HAS_KPKEYS
-	if (arch_kpkeys_enabled())
-		KUNIT_EXPECT_EQ(test, arch_kpkeys_read_pkey_reg_hw() & KPKEYS_PKEY_REG_MASK,
-				level == KPKEYS_LVL_DEFAULT ?
-				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT) :
-				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
-#endif
+	if (kpkeys_supported())
+		KUNIT_EXPECT_EQ(test, kpkeys_test_hw_bits(),
+				ctx == KPKEYS_CTX_DEFAULT ?
+				kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT) :
+				kpkeys_test_ctx_bits(KPKEYS_CTX_PGTABLES));
 }
 
 /*
@@ -67,75 +65,75 @@ static void expect_level(struct kunit *test, int level)
 static __maybe_unused u64 observed_reg(void)
 {
 #ifdef CONFIG_ARCH_HAS_KPKEYS
-	if (arch_kpkeys_enabled())
-		return arch_kpkeys_read_pkey_reg_hw() & KPKEYS_PKEY_REG_MASK;
+	if (kpkeys_supported())
+		return kpkeys_test_hw_bits();
 #endif
-	return KPKEYS_PKEY_REG_INVAL;
+	return U64_MAX;
 }
 
 static __maybe_unused void expect_default_reg(struct kunit *test, u64 reg)
 {
 #ifdef CONFIG_ARCH_HAS_KPKEYS
-	if (arch_kpkeys_enabled())
+	if (kpkeys_supported())
 		KUNIT_EXPECT_EQ(test, reg,
-				arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+				kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT));
 #endif
 }
 
-static void set_level_then_restore_round_trips(struct kunit *test)
+static void enter_then_leave_round_trips(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 
-	require_observable_level(test);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	require_observable_ctx(test);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	expect_level(test, KPKEYS_LVL_PGTABLES);
-	if (arch_kpkeys_enabled())
-		KUNIT_EXPECT_NE(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
+	if (kpkeys_supported())
+		KUNIT_EXPECT_TRUE(test, arch_kpkeys_state_written(saved.arch_state));
 
-	kpkeys_restore_pkey_reg(saved);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	kpkeys_leave_context(&saved);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
-static void set_level_to_current_level_writes_nothing(struct kunit *test)
+static void entering_the_current_context_writes_nothing(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 
-	require_observable_level(test);
-	saved = kpkeys_set_level(KPKEYS_LVL_DEFAULT);
-	KUNIT_EXPECT_EQ(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
-	kpkeys_restore_pkey_reg(saved);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	require_observable_ctx(test);
+	saved = kpkeys_enter_context(KPKEYS_CTX_DEFAULT);
+	KUNIT_EXPECT_FALSE(test, arch_kpkeys_state_written(saved.arch_state));
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
+	kpkeys_leave_context(&saved);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 
 	/* The same inside a privileged section. */
 	scoped_guard(kpkeys_test_pgtables) {
-		saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-		KUNIT_EXPECT_EQ(test, saved.reg, KPKEYS_PKEY_REG_INVAL);
-		kpkeys_restore_pkey_reg(saved);
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
+		KUNIT_EXPECT_FALSE(test, arch_kpkeys_state_written(saved.arch_state));
+		kpkeys_leave_context(&saved);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
-static void nested_guards_restore_each_level(struct kunit *test)
+static void nested_guards_restore_each_context(struct kunit *test)
 {
-	require_observable_level(test);
+	require_observable_ctx(test);
 	scoped_guard(kpkeys_test_pgtables) {
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 		scoped_guard(kpkeys_test_default) {
-			expect_level(test, KPKEYS_LVL_DEFAULT);
+			expect_ctx(test, KPKEYS_CTX_DEFAULT);
 			scoped_guard(kpkeys_test_pgtables)
-				expect_level(test, KPKEYS_LVL_PGTABLES);
-			expect_level(test, KPKEYS_LVL_DEFAULT);
+				expect_ctx(test, KPKEYS_CTX_PGTABLES);
+			expect_ctx(test, KPKEYS_CTX_DEFAULT);
 		}
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
-static int level_in_guarded_helper(bool leave_early)
+static int ctx_in_guarded_helper(bool leave_early)
 {
 	guard(kpkeys_test_pgtables)();
 
@@ -144,190 +142,31 @@ static int level_in_guarded_helper(bool leave_early)
 	return 2;
 }
 
-static void guard_restores_level_on_every_scope_exit(struct kunit *test)
+static void guard_leaves_context_on_every_scope_exit(struct kunit *test)
 {
-	require_observable_level(test);
-	KUNIT_EXPECT_EQ(test, level_in_guarded_helper(true), 1);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
-	KUNIT_EXPECT_EQ(test, level_in_guarded_helper(false), 2);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	require_observable_ctx(test);
+	KUNIT_EXPECT_EQ(test, ctx_in_guarded_helper(true), 1);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
+	KUNIT_EXPECT_EQ(test, ctx_in_guarded_helper(false), 2);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 static void cond_guard_switches_only_when_asked(struct kunit *test)
 {
-	require_observable_level(test);
+	require_observable_ctx(test);
 	kpkeys_test_cond = false;
 	scoped_guard(kpkeys_test_pgtables_if)
-		expect_level(test, KPKEYS_LVL_DEFAULT);
+		expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	kpkeys_test_cond = true;
 	scoped_guard(kpkeys_test_pgtables_if)
-		expect_level(test, KPKEYS_LVL_PGTABLES);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
-
-#ifdef KPKEYS_TEST_WRITE_WINDOW
-/*
- * The architecture writes a copy of the pkey register and then the
- * register (x86: the per-CPU PKRS copy, then the MSR).  Entry and the
- * scheduler trust the copy, so the two writes must be atomic with respect
- * to interrupts and preemption.  The hook between them lets these cases
- * take an interrupt, or sleep, exactly there, while restoring the default
- * level from the page-table level: the copy already says "default", the
- * register does not yet.  What runs in the window must see the default in
- * the register itself.
- */
-DEFINE_STATIC_KEY_FALSE(kpkeys_test_write_window_key);
-
-enum kpkeys_window_mode { KPKEYS_WINDOW_IRQ, KPKEYS_WINDOW_SLEEP };
-
-static struct kpkeys_window {
-	struct task_struct *task;
-	enum kpkeys_window_mode mode;
-	bool armed;
-	bool hit;
-	bool acted;	/* the IRQ was raised, or the task slept, in the window */
-	bool irqs_off;	/* interrupts were off in the window */
-	struct irq_work work;
-	bool irq_ran;
-	u64 irq_reg;
-	struct completion go, done;
-	u64 other_reg;
-} kpkeys_window;
-
-void kpkeys_test_write_window(void)
-{
-	struct kpkeys_window *w = &kpkeys_window;
-
-	if (!READ_ONCE(w->armed) || current != w->task || in_interrupt())
-		return;
-	/* Only the write of the default level: the copy holds it already. */
-	if ((arch_kpkeys_read_pkey_reg() & KPKEYS_PKEY_REG_MASK) !=
-	    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT))
-		return;
-	WRITE_ONCE(w->armed, false);
-	w->hit = true;
-	w->irqs_off = irqs_disabled();
-	if (w->mode == KPKEYS_WINDOW_IRQ) {
-		/* A self-IPI: taken as soon as interrupts are on. */
-		w->acted = irq_work_queue(&w->work);
-	} else if (preemptible()) {
-		/* Let the other task run on this CPU, here. */
-		w->acted = true;
-		complete(&w->go);
-		wait_for_completion(&w->done);
-	}
-}
-
-static void kpkeys_window_irq_fn(struct irq_work *work)
-{
-	kpkeys_window.irq_reg = observed_reg();
-	/* Published to the test by irq_work_sync(). */
-	WRITE_ONCE(kpkeys_window.irq_ran, true);
-}
-
-static int kpkeys_window_other_fn(void *data)
-{
-	struct kpkeys_window *w = data;
-
-	wait_for_completion(&w->go);
-	w->other_reg = observed_reg();
-	complete(&w->done);
-	return 0;
-}
-
-static void require_write_window(struct kunit *test)
-{
-	if (!arch_kpkeys_enabled())
-		kunit_skip(test, "no pkey hardware in use: no register to read");
-}
-
-static void arm_write_window(enum kpkeys_window_mode mode)
-{
-	struct kpkeys_window *w = &kpkeys_window;
-
-	memset(w, 0, sizeof(*w));
-	w->task = current;
-	w->mode = mode;
-	/* Hard: a real interrupt, also on PREEMPT_RT. */
-	w->work = IRQ_WORK_INIT_HARD(kpkeys_window_irq_fn);
-	init_completion(&w->go);
-	init_completion(&w->done);
-	static_branch_enable(&kpkeys_test_write_window_key);
-}
-
-static void interrupt_in_reg_write_window_sees_default(struct kunit *test)
-{
-	struct kpkeys_window *w = &kpkeys_window;
-	struct kpkeys_saved saved;
-
-	require_write_window(test);
-	if (!arch_irq_work_has_interrupt())
-		kunit_skip(test, "no self-interrupt for irq_work on this machine");
-
-	arm_write_window(KPKEYS_WINDOW_IRQ);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	WRITE_ONCE(w->armed, true);
-	kpkeys_restore_pkey_reg(saved);
-	WRITE_ONCE(w->armed, false);
-	irq_work_sync(&w->work);
-	static_branch_disable(&kpkeys_test_write_window_key);
-
-	KUNIT_ASSERT_TRUE_MSG(test, w->hit, "the restore never reached the hook");
-	KUNIT_EXPECT_TRUE_MSG(test, w->irqs_off,
-			      "interrupts were on between the PKRS copy and MSR writes");
-	KUNIT_ASSERT_TRUE(test, w->acted);
-	KUNIT_ASSERT_TRUE_MSG(test, READ_ONCE(w->irq_ran), "the interrupt never came");
-	KUNIT_EXPECT_EQ_MSG(test, w->irq_reg,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "an interrupt in the write window ran with the page-table level in the register");
-	expect_level(test, KPKEYS_LVL_DEFAULT);
-}
-
-static void preemption_in_reg_write_window_sees_default(struct kunit *test)
-{
-	struct kpkeys_window *w = &kpkeys_window;
-	struct task_struct *other;
-	struct kpkeys_saved saved;
-
-	require_write_window(test);
-
-	arm_write_window(KPKEYS_WINDOW_SLEEP);
-	other = kthread_create(kpkeys_window_other_fn, w, "kpkeys_window");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(other));
-	/* Both tasks on this CPU: a real context switch between them. */
-	migrate_disable();
-	kthread_bind(other, smp_processor_id());
-	wake_up_process(other);
-
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	WRITE_ONCE(w->armed, true);
-	kpkeys_restore_pkey_reg(saved);
-	WRITE_ONCE(w->armed, false);
-	if (!w->acted) {
-		/* The window could not sleep: run the other task now. */
-		complete(&w->go);
-		wait_for_completion(&w->done);
-	}
-	migrate_enable();
-	static_branch_disable(&kpkeys_test_write_window_key);
-
-	KUNIT_ASSERT_TRUE_MSG(test, w->hit, "the restore never reached the hook");
-	KUNIT_EXPECT_TRUE_MSG(test, w->irqs_off,
-			      "the write window could be preempted");
-	kunit_info(test, "the write window was %s\n",
-		   w->acted ? "preemptible: the other task ran inside it" :
-		   "not preemptible: the other task ran after it");
-	KUNIT_EXPECT_EQ_MSG(test, w->other_reg,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "a task switched in during the write window ran with the page-table level");
-	expect_level(test, KPKEYS_LVL_DEFAULT);
-}
-#endif /* KPKEYS_TEST_WRITE_WINDOW */
 
 /*
- * Softirqs run from local_bh_enable() borrow the context of whoever
- * enables bottom halves, at whatever level that code is: they must run at
- * the default level all the same.
+ * Softirqs run from local_bh_enable() borrow the task of whoever enables
+ * bottom halves, in whatever kpkeys context that code is: they must run
+ * in the default context all the same.
  */
 struct kpkeys_softirq_probe {
 	struct tasklet_struct tasklet;
@@ -354,9 +193,9 @@ static void softirq_from_bh_enable_runs_at_default(struct kunit *test)
 {
 	struct kpkeys_softirq_probe probe = {};
 
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test,
-			   "no pkey hardware in use: the checker already gives softirqs their own default level");
+			   "no pkey hardware in use: the checker already gives softirqs their own default context");
 
 	tasklet_setup(&probe.tasklet, kpkeys_softirq_probe_fn);
 	scoped_guard(kpkeys_test_pgtables) {
@@ -364,7 +203,7 @@ static void softirq_from_bh_enable_runs_at_default(struct kunit *test)
 		tasklet_schedule(&probe.tasklet);
 		/* Runs the tasklet here, in this task's context. */
 		local_bh_enable();
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	tasklet_kill(&probe.tasklet);
 
@@ -374,9 +213,9 @@ static void softirq_from_bh_enable_runs_at_default(struct kunit *test)
 	kunit_info(test, "the tasklet ran %s\n", probe.in_softirq ?
 		   "as a softirq" : "not as a softirq");
 	KUNIT_EXPECT_EQ_MSG(test, probe.reg,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "a softirq run from local_bh_enable() ran at the caller's level");
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "a softirq run from local_bh_enable() ran in the caller's context");
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 #if defined(CONFIG_ARCH_HAS_KPKEYS) && defined(CONFIG_HOTPLUG_CPU)
@@ -389,19 +228,19 @@ static void kpkeys_cpu_probe_fn(void *arg)
 	struct kpkeys_cpu_probe *probe = arg;
 
 	probe->hw = observed_reg();
-	probe->copy = arch_kpkeys_read_pkey_reg() & KPKEYS_PKEY_REG_MASK;
+	probe->copy = kpkeys_test_copy_bits();
 }
 
 /*
  * A CPU brought up again (x86: cr4_init(), then setup_pks()) runs at the
- * default level, and its register and its copy agree.
+ * default context, and its register and its copy agree.
  */
 static void cpu_comes_up_at_default(struct kunit *test)
 {
 	struct kpkeys_cpu_probe probe;
 	int cpu, ret;
 
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test, "no pkey hardware in use");
 	cpu = cpumask_last(cpu_online_mask);
 	if (cpu == 0)
@@ -414,8 +253,8 @@ static void cpu_comes_up_at_default(struct kunit *test)
 	ret = smp_call_function_single(cpu, kpkeys_cpu_probe_fn, &probe, 1);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ_MSG(test, probe.hw,
-			    arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT),
-			    "CPU %d came up at another level", cpu);
+			    kpkeys_test_ctx_bits(KPKEYS_CTX_DEFAULT),
+			    "CPU %d came up in another context", cpu);
 	KUNIT_EXPECT_EQ_MSG(test, probe.copy, probe.hw,
 			    "CPU %d: the register copy disagrees with the register", cpu);
 }
@@ -484,10 +323,11 @@ static void nmi_entry_when_off_writes_nothing(struct kunit *test)
 	struct kpkeys_irqentry_state state;
 	unsigned long flags, writes;
 
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test, "no pkey hardware in use: no register to write");
 	if (kpkeys_hardened_pgtables_enabled())
-		kunit_skip(test, "hardened page tables are on: NMI entry forces the default level");
+		kunit_skip(test,
+			   "hardened page tables are on: NMI entry forces the default context");
 	require_stats(test);
 
 	local_irq_save(flags);
@@ -498,10 +338,10 @@ static void nmi_entry_when_off_writes_nothing(struct kunit *test)
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, writes, 0);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
-/* The first page-table write of the current section: it enters the level. */
+/* The first page-table write of the current section: it enters the context. */
 static void lazy_section_first_write(void)
 {
 	guard(kpkeys_hardened_pgtables)();
@@ -524,25 +364,49 @@ static void lazy_section_switches_once(struct kunit *test)
 	lazy_mmu_mode_enable();
 	for (i = 0; i < KPKEYS_TEST_WRITES; i++) {
 		guard(kpkeys_hardened_pgtables)();
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	lazy_mmu_mode_disable();
 	switches = cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES) - switches;
 	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED) - skipped;
 	preempt_enable();
 
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	/* The first write switches, for the section; the others are batched. */
 	KUNIT_EXPECT_EQ(test, switches, 1);
 	KUNIT_EXPECT_EQ(test, skipped, KPKEYS_TEST_WRITES - 1);
 }
 
 /*
+ * Code under local_bh_disable() inside a section runs in the section's
+ * task and is batched like the rest of it: its first page-table write
+ * makes the section active, with no warning.
+ */
+static void lazy_section_first_write_with_bh_disabled(struct kunit *test)
+{
+	bool batched;
+
+	require_batching(test);
+
+	lazy_mmu_mode_enable();
+	local_bh_disable();
+	scoped_guard(kpkeys_hardened_pgtables)
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
+	batched = kpkeys_pgtables_batched();
+	local_bh_enable();
+	lazy_mmu_mode_disable();
+
+	KUNIT_EXPECT_TRUE_MSG(test, batched,
+			      "the section's first write with bottom halves off did not batch it");
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
+}
+
+/*
  * A softirq run from local_bh_enable() inside a batched section is not
  * batched: the guard only reads the task's state, and softirq processing
  * clears it (kpkeys_softirq_enter()) as exception entry does.  Its
- * page-table writes then switch for themselves, at the default level
- * the softirq runs at; batched, they would write at the default level.
+ * page-table writes then switch for themselves, in the default context
+ * the softirq runs at; batched, they would write in the default context.
  */
 static void softirq_in_lazy_section_is_not_batched(struct kunit *test)
 {
@@ -559,7 +423,7 @@ static void softirq_in_lazy_section_is_not_batched(struct kunit *test)
 	/* Runs the tasklet here, in this task's context. */
 	local_bh_enable();
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	lazy_mmu_mode_disable();
 	migrate_enable();
 	tasklet_kill(&probe.tasklet);
@@ -572,13 +436,13 @@ static void softirq_in_lazy_section_is_not_batched(struct kunit *test)
 	KUNIT_EXPECT_FALSE_MSG(test, probe.batched,
 			       "a softirq run inside a batched section was batched");
 	expect_default_reg(test, probe.reg);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 /*
  * A pending section outside lazy MMU mode (the state is in task_struct,
  * writable memory: one forged byte) must not make the next guard enter
- * the page-table level for a section that never ends: that guard
+ * the page-table context for a section that never ends: that guard
  * switches and restores for itself, and says so.
  */
 static void forged_pending_section_is_not_batched(struct kunit *test)
@@ -602,12 +466,12 @@ static void forged_pending_section_is_not_batched(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, state, KPKEYS_BATCH_NONE,
 			    "the guard took the forged state for a section");
 	KUNIT_EXPECT_FALSE(test, batching);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 /*
  * kpkeys_lazy_mmu_enter() writes no register: the section's first write
- * enters the level (__kpkeys_hardened_pgtables_enter()), and a section
+ * enters the context (__kpkeys_hardened_pgtables_enter()), and a section
  * without one writes nothing.  Before, entering a section switched, and
  * a section with a single write cost more than the write alone.
  */
@@ -619,7 +483,7 @@ static void lazy_section_switches_at_first_write(struct kunit *test)
 	require_stats(test);
 
 	/*
-	 * The switches to the page-table level are counted with or without
+	 * The switches to the page-table context are counted with or without
 	 * pkey hardware; the register writes only with it.
 	 */
 	preempt_disable();
@@ -627,7 +491,7 @@ static void lazy_section_switches_at_first_write(struct kunit *test)
 	writes = cpu_stat(KPKEYS_STAT_REG_WRITES);
 	lazy_mmu_mode_enable();
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	lazy_mmu_mode_disable();
 	KUNIT_EXPECT_EQ_MSG(test, cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES), switches,
 			    "a section without page-table writes switched");
@@ -636,16 +500,16 @@ static void lazy_section_switches_at_first_write(struct kunit *test)
 
 	lazy_mmu_mode_enable();
 	scoped_guard(kpkeys_hardened_pgtables)
-		expect_level(test, KPKEYS_LVL_PGTABLES);
-	/* The guard's scope is over; the section keeps the level. */
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
+	/* The guard's scope is over; the section keeps the context. */
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	lazy_mmu_mode_disable();
 	KUNIT_EXPECT_EQ(test, cpu_stat(KPKEYS_STAT_PGTABLES_SWITCHES) - switches, 1);
 	preempt_enable();
 
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 static void lazy_section_nesting_and_pause(struct kunit *test)
@@ -656,19 +520,19 @@ static void lazy_section_nesting_and_pause(struct kunit *test)
 	lazy_mmu_mode_enable();
 	lazy_section_first_write();
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 
 	lazy_mmu_mode_enable();
 	lazy_mmu_mode_disable();
 	/* A nested disable leaves the outer section batched. */
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 
 	lazy_mmu_mode_pause();
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	scoped_guard(kpkeys_hardened_pgtables)
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	/* Enable and disable while paused change nothing. */
 	lazy_mmu_mode_enable();
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
@@ -677,22 +541,22 @@ static void lazy_section_nesting_and_pause(struct kunit *test)
 
 	/* Resumed, the section switches again at its next write. */
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	lazy_section_first_write();
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	lazy_mmu_mode_disable();
 	preempt_enable();
 
 	KUNIT_EXPECT_FALSE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 struct kpkeys_batch_probe {
 	struct hrtimer timer;
 	u64 reg;
 	bool batched;
-	int level;
+	int ctx;
 	bool fired;
 };
 
@@ -705,10 +569,10 @@ static enum hrtimer_restart kpkeys_batch_probe_fn(struct hrtimer *timer)
 	probe->reg = observed_reg();
 	scoped_guard(kpkeys_hardened_pgtables) {
 #ifdef CONFIG_KPKEYS_CHECK
-		probe->level = kpkeys_check_current_level();
+		probe->ctx = kpkeys_check_current_ctx();
 #endif
 	}
-	/* Publish batched and level before the flag the test polls. */
+	/* Publish batched and ctx before the flag the test polls. */
 	smp_store_release(&probe->fired, true);
 	return HRTIMER_NORESTART;
 }
@@ -716,11 +580,11 @@ static enum hrtimer_restart kpkeys_batch_probe_fn(struct hrtimer *timer)
 /*
  * A timer interrupt in a lazy section, before its first write (@written
  * false) or after it: the handler is not batched, and its guard enters
- * and leaves the level for itself, without taking over the section.
+ * and leaves the context for itself, without taking over the section.
  */
 static void interrupt_in_lazy_section(struct kunit *test, bool written)
 {
-	struct kpkeys_batch_probe probe = { .batched = true, .level = -1 };
+	struct kpkeys_batch_probe probe = { .batched = true, .ctx = -1 };
 	unsigned long timeout = jiffies + 5 * HZ;
 
 	require_batching(test);
@@ -737,12 +601,12 @@ static void interrupt_in_lazy_section(struct kunit *test, bool written)
 	while (!smp_load_acquire(&probe.fired) && time_before(jiffies, timeout))
 		cpu_relax();
 	KUNIT_EXPECT_EQ(test, kpkeys_pgtables_batched(), written);
-	expect_level(test, written ? KPKEYS_LVL_PGTABLES : KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, written ? KPKEYS_CTX_PGTABLES : KPKEYS_CTX_DEFAULT);
 	if (!written) {
 		/* Still the section's first write. */
 		lazy_section_first_write();
 		KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	lazy_mmu_mode_disable();
 	preempt_enable();
@@ -753,8 +617,8 @@ static void interrupt_in_lazy_section(struct kunit *test, bool written)
 	KUNIT_EXPECT_FALSE(test, probe.batched);
 	expect_default_reg(test, probe.reg);
 	if (IS_ENABLED(CONFIG_KPKEYS_CHECK))
-		KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_PGTABLES);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+		KUNIT_EXPECT_EQ(test, probe.ctx, KPKEYS_CTX_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 static void interrupt_in_lazy_section_is_not_batched(struct kunit *test)
@@ -805,20 +669,20 @@ static void sleeping_in_lazy_section_keeps_batching(struct kunit *test)
 	wake_up_process(task);
 	wait_for_completion(&other.done);
 	KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	lazy_mmu_mode_disable();
 	migrate_enable();
 
 	KUNIT_EXPECT_FALSE(test, other.batched);
 	expect_default_reg(test, other.reg);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 /*
  * A task that migrates inside a batched section keeps batching on the CPU
- * it moves to, at the page-table level in the register there
+ * it moves to, in the page-table context in the register there
  * (kpkeys_sched_switch() on both CPUs), and a task that runs on the CPU it
- * left finds the default level in that CPU's register.
+ * left finds the default context in that CPU's register.
  */
 static void migrating_in_lazy_section_keeps_batching(struct kunit *test)
 {
@@ -857,7 +721,7 @@ static void migrating_in_lazy_section_keeps_batching(struct kunit *test)
 	preempt_disable();
 	KUNIT_EXPECT_EQ(test, smp_processor_id(), to);
 	batched = kpkeys_pgtables_batched();
-	expect_level(test, KPKEYS_LVL_PGTABLES);
+	expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	preempt_enable();
 	lazy_mmu_mode_disable();
 	set_cpus_allowed_ptr(current, allowed);
@@ -868,15 +732,15 @@ static void migrating_in_lazy_section_keeps_batching(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, other.batched);
 	/* The register of the CPU the section left. */
 	expect_default_reg(test, other.reg);
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 }
 
 /*
  * A kernel page fault taken inside a batched section: entry gives the
- * handler the default level, so the handler's page-table writes must
+ * handler the default context, so the handler's page-table writes must
  * switch for themselves instead of counting as batched.  Before entry left
- * batching, the PTE write of the fault below was "batched" at the default
- * level: a PKS fault (oops) on x86, and no switch counted in software.
+ * batching, the PTE write of the fault below was "batched" in the default
+ * context: a PKS fault (oops) on x86, and no switch counted in software.
  */
 static void exception_in_lazy_section(struct kunit *test, bool written)
 {
@@ -911,15 +775,15 @@ static void exception_in_lazy_section(struct kunit *test, bool written)
 	skipped = cpu_stat(KPKEYS_STAT_PGTABLES_SKIPPED) - skipped;
 	/*
 	 * A pending section stays pending: the handler's writes switched for
-	 * themselves and did not enter the level for the section.  #PF is not
+	 * themselves and did not enter the context for the section.  #PF is not
 	 * in_interrupt(): only entry clearing the task's state keeps it so.
 	 */
 	KUNIT_EXPECT_EQ(test, kpkeys_pgtables_batched(), written);
-	expect_level(test, written ? KPKEYS_LVL_PGTABLES : KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, written ? KPKEYS_CTX_PGTABLES : KPKEYS_CTX_DEFAULT);
 	if (!written) {
 		lazy_section_first_write();
 		KUNIT_EXPECT_TRUE(test, kpkeys_pgtables_batched());
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	lazy_mmu_mode_disable();
 	migrate_enable();
@@ -929,7 +793,7 @@ static void exception_in_lazy_section(struct kunit *test, bool written)
 		   switches, skipped);
 	KUNIT_EXPECT_GE_MSG(test, switches, 1,
 			    "the fault's page-table writes counted as batched");
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 #ifdef CONFIG_KPKEYS_CHECK
 	KUNIT_EXPECT_EQ(test, kpkeys_check_reports(), reports);
 #endif
@@ -948,11 +812,11 @@ static void exception_before_first_write_leaves_section_pending(struct kunit *te
 /*
  * Exception exit gives the interrupted code its register and batching
  * state exactly as entry found them, whatever the handler left.  The
- * timer callback below leaves the page-table level and the batching
+ * timer callback below leaves the page-table context and the batching
  * state of an active section behind, as a handler in task context
  * that resumed the interrupted task's lazy MMU section (KASAN's vmalloc
  * shadow pauses and resumes) would.  Before exit restored unconditionally,
- * the interrupted code ran on at the page-table level, "batched".
+ * the interrupted code ran on in the page-table context, "batched".
  */
 struct kpkeys_leak_probe {
 	struct hrtimer timer;
@@ -965,19 +829,19 @@ static enum hrtimer_restart kpkeys_leak_probe_fn(struct hrtimer *timer)
 		container_of(timer, struct kpkeys_leak_probe, timer);
 
 	/*
-	 * The register only, not through kpkeys_set_level(): the checker's
-	 * state of hardirq context is this CPU's, and a level left there
+	 * The register only, not through kpkeys_enter_context(): the checker's
+	 * state of hardirq context is this CPU's, and a context left there
 	 * would be the next interrupt's.
 	 */
-	if (arch_kpkeys_enabled())		/* not restored */
-		kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_PGTABLES));
+	if (kpkeys_supported())		/* not restored */
+		kpkeys_test_force_ctx(KPKEYS_CTX_PGTABLES);
 	task_lazy()->batching = KPKEYS_BATCH_ACTIVE;
 	/* Pairs with the acquire in the test: the callback is done. */
 	smp_store_release(&probe->fired, true);
 	return HRTIMER_NORESTART;
 }
 
-static void interrupt_exit_restores_level_and_batching(struct kunit *test)
+static void interrupt_exit_restores_context_and_batching(struct kunit *test)
 {
 	struct kpkeys_leak_probe probe = {};
 	unsigned long timeout = jiffies + 5 * HZ;
@@ -996,11 +860,11 @@ static void interrupt_exit_restores_level_and_batching(struct kunit *test)
 		cpu_relax();
 	batched = kpkeys_pgtables_batched();
 	batching = task_lazy()->batching;
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	/* Clean up whatever the exit left, for the cases that follow. */
 	task_lazy()->batching = KPKEYS_BATCH_NONE;
-	if (arch_kpkeys_enabled())
-		kpkeys_switch_managed(arch_kpkeys_level_pkey_reg(KPKEYS_LVL_DEFAULT));
+	if (kpkeys_supported())
+		kpkeys_test_force_ctx(KPKEYS_CTX_DEFAULT);
 	preempt_enable();
 	hrtimer_cancel(&probe.timer);
 	destroy_hrtimer_on_stack(&probe.timer);
@@ -1014,19 +878,16 @@ static void interrupt_exit_restores_level_and_batching(struct kunit *test)
 #endif /* CONFIG_KPKEYS_HARDENED_PGTABLES */
 
 static struct kunit_case kpkeys_cases[] = {
-	KUNIT_CASE(set_level_then_restore_round_trips),
-	KUNIT_CASE(set_level_to_current_level_writes_nothing),
-	KUNIT_CASE(nested_guards_restore_each_level),
-	KUNIT_CASE(guard_restores_level_on_every_scope_exit),
+	KUNIT_CASE(enter_then_leave_round_trips),
+	KUNIT_CASE(entering_the_current_context_writes_nothing),
+	KUNIT_CASE(nested_guards_restore_each_context),
+	KUNIT_CASE(guard_leaves_context_on_every_scope_exit),
 	KUNIT_CASE(cond_guard_switches_only_when_asked),
 	KUNIT_CASE(softirq_from_bh_enable_runs_at_default),
 	KUNIT_CASE(cpu_comes_up_at_default),
-#ifdef KPKEYS_TEST_WRITE_WINDOW
-	KUNIT_CASE(interrupt_in_reg_write_window_sees_default),
-	KUNIT_CASE(preemption_in_reg_write_window_sees_default),
-#endif
 #ifdef CONFIG_KPKEYS_HARDENED_PGTABLES
 	KUNIT_CASE(lazy_section_switches_once),
+	KUNIT_CASE(lazy_section_first_write_with_bh_disabled),
 	KUNIT_CASE(lazy_section_switches_at_first_write),
 	KUNIT_CASE(forged_pending_section_is_not_batched),
 	KUNIT_CASE(nmi_entry_when_off_writes_nothing),
@@ -1038,7 +899,7 @@ static struct kunit_case kpkeys_cases[] = {
 	KUNIT_CASE(migrating_in_lazy_section_keeps_batching),
 	KUNIT_CASE(exception_in_lazy_section_is_not_batched),
 	KUNIT_CASE(exception_before_first_write_leaves_section_pending),
-	KUNIT_CASE(interrupt_exit_restores_level_and_batching),
+	KUNIT_CASE(interrupt_exit_restores_context_and_batching),
 #endif
 	{}
 };
@@ -1055,12 +916,12 @@ static void reported_once(struct kunit *test, int before)
 	KUNIT_EXPECT_EQ(test, kpkeys_check_reports(), before + 1);
 }
 
-static void write_at_default_level_is_reported(struct kunit *test)
+static void write_in_default_context_is_reported(struct kunit *test)
 {
 	int before = kpkeys_check_reports();
 
 	kpkeys_check_expect_reports(true);
-	kpkeys_check_level(KPKEYS_LVL_PGTABLES);
+	kpkeys_check_ctx(KPKEYS_CTX_PGTABLES);
 	kpkeys_check_expect_reports(false);
 	reported_once(test, before);
 }
@@ -1070,30 +931,30 @@ static void write_inside_guard_is_not_reported(struct kunit *test)
 	int before = kpkeys_check_reports();
 
 	scoped_guard(kpkeys_test_pgtables)
-		kpkeys_check_level(KPKEYS_LVL_PGTABLES);
+		kpkeys_check_ctx(KPKEYS_CTX_PGTABLES);
 	KUNIT_EXPECT_EQ(test, kpkeys_check_reports(), before);
 }
 
 static void restore_out_of_order_is_reported(struct kunit *test)
 {
-	struct kpkeys_saved outer, inner;
+	struct kpkeys_state outer, inner;
 	int before = kpkeys_check_reports();
 
-	outer = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
-	inner = kpkeys_set_level(KPKEYS_LVL_DEFAULT);
+	outer = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
+	inner = kpkeys_enter_context(KPKEYS_CTX_DEFAULT);
 	kpkeys_check_expect_reports(true);
-	kpkeys_restore_pkey_reg(outer);
+	kpkeys_leave_context(&outer);
 	kpkeys_check_expect_reports(false);
 	reported_once(test, before);
-	/* @outer held the default level: everything is back to it. */
-	expect_level(test, KPKEYS_LVL_DEFAULT);
+	/* @outer held the default context: everything is back to it. */
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
 	(void)inner;
 }
 
 struct kpkeys_irq_probe {
 	struct hrtimer timer;
 	u64 reg;
-	int level;
+	int ctx;
 	bool in_hardirq;
 	bool fired;
 };
@@ -1103,17 +964,17 @@ static enum hrtimer_restart kpkeys_irq_probe_fn(struct hrtimer *timer)
 	struct kpkeys_irq_probe *probe =
 		container_of(timer, struct kpkeys_irq_probe, timer);
 
-	probe->level = kpkeys_check_current_level();
+	probe->ctx = kpkeys_check_current_ctx();
 	probe->reg = observed_reg();
 	probe->in_hardirq = in_hardirq();
-	/* Publish level and in_hardirq before the flag the test polls. */
+	/* Publish ctx and in_hardirq before the flag the test polls. */
 	smp_store_release(&probe->fired, true);
 	return HRTIMER_NORESTART;
 }
 
-static void interrupt_runs_at_default_level(struct kunit *test)
+static void interrupt_runs_in_default_context(struct kunit *test)
 {
-	struct kpkeys_irq_probe probe = { .level = -1 };
+	struct kpkeys_irq_probe probe = { .ctx = -1 };
 	unsigned long timeout = jiffies + 5 * HZ;
 
 	hrtimer_setup_on_stack(&probe.timer, kpkeys_irq_probe_fn,
@@ -1123,36 +984,36 @@ static void interrupt_runs_at_default_level(struct kunit *test)
 		/* Busy-wait: the interrupt must hit this privileged section. */
 		while (!smp_load_acquire(&probe.fired) && time_before(jiffies, timeout))
 			cpu_relax();
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	hrtimer_cancel(&probe.timer);
 	destroy_hrtimer_on_stack(&probe.timer);
 
 	KUNIT_ASSERT_TRUE_MSG(test, probe.fired, "timer interrupt never came");
 	KUNIT_EXPECT_TRUE(test, probe.in_hardirq);
-	KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_DEFAULT);
+	KUNIT_EXPECT_EQ(test, probe.ctx, KPKEYS_CTX_DEFAULT);
 	expect_default_reg(test, probe.reg);
 }
 
 struct kpkeys_task_probe {
 	struct completion done;
 	u64 reg;
-	int level;
+	int ctx;
 };
 
 static int kpkeys_task_probe_fn(void *data)
 {
 	struct kpkeys_task_probe *probe = data;
 
-	probe->level = kpkeys_check_current_level();
+	probe->ctx = kpkeys_check_current_ctx();
 	probe->reg = observed_reg();
 	complete(&probe->done);
 	return 0;
 }
 
-static void sleeping_task_keeps_its_level(struct kunit *test)
+static void sleeping_task_keeps_its_context(struct kunit *test)
 {
-	struct kpkeys_task_probe probe = { .level = -1 };
+	struct kpkeys_task_probe probe = { .ctx = -1 };
 	struct task_struct *task;
 
 	init_completion(&probe.done);
@@ -1165,20 +1026,20 @@ static void sleeping_task_keeps_its_level(struct kunit *test)
 		wake_up_process(task);
 		wait_for_completion(&probe.done);
 		usleep_range(1000, 2000);
-		expect_level(test, KPKEYS_LVL_PGTABLES);
+		expect_ctx(test, KPKEYS_CTX_PGTABLES);
 	}
 	migrate_enable();
-	expect_level(test, KPKEYS_LVL_DEFAULT);
-	KUNIT_EXPECT_EQ(test, probe.level, KPKEYS_LVL_DEFAULT);
+	expect_ctx(test, KPKEYS_CTX_DEFAULT);
+	KUNIT_EXPECT_EQ(test, probe.ctx, KPKEYS_CTX_DEFAULT);
 	expect_default_reg(test, probe.reg);
 }
 
 static struct kunit_case kpkeys_check_cases[] = {
-	KUNIT_CASE(write_at_default_level_is_reported),
+	KUNIT_CASE(write_in_default_context_is_reported),
 	KUNIT_CASE(write_inside_guard_is_not_reported),
 	KUNIT_CASE(restore_out_of_order_is_reported),
-	KUNIT_CASE(interrupt_runs_at_default_level),
-	KUNIT_CASE(sleeping_task_keeps_its_level),
+	KUNIT_CASE(interrupt_runs_in_default_context),
+	KUNIT_CASE(sleeping_task_keeps_its_context),
 	{}
 };
 
@@ -1192,5 +1053,5 @@ kunit_test_suites(&kpkeys_suite, &kpkeys_check_suite);
 kunit_test_suites(&kpkeys_suite);
 #endif
 
-MODULE_DESCRIPTION("KUnit tests of the kpkeys level API and checker");
+MODULE_DESCRIPTION("KUnit tests of the kpkeys context API and checker");
 MODULE_LICENSE("GPL");

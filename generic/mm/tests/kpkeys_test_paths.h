@@ -148,15 +148,15 @@ static inline void kpkeys_test_expect_path_keyed(struct kunit *test,
 }
 
 /*
- * Every table on @path carries the key, faults on a store at the default
- * level and takes one at the page-table level.  Tables from a kmem cache
+ * Every table on @path carries the key, faults on a store in the default
+ * context and takes one in the page-table context.  Tables from a kmem cache
  * are not keyed (see kpkeys_pgtable_from_kmem_cache()) and are passed
  * over.
  *
  * The entries are live and may be shared (a linear-map leaf that another
  * CPU's set_memory_pkey() splits): the store that must fault writes the
  * value read before, which only a broken backend lets through, and the
- * store at the page-table level is an atomic add of zero, which changes
+ * store in the page-table context is an atomic add of zero, which changes
  * nothing whatever another CPU writes meanwhile.  Every page-table entry
  * is 64 bits wide on the architectures with kpkeys.
  */
@@ -178,8 +178,8 @@ static inline void kpkeys_test_expect_path_enforced(struct kunit *test,
 		}
 		/*
 		 * No store into a table that does not carry the key: the one
-		 * at the default level would land.  The store at the
-		 * page-table level is not made through a fixup: the level
+		 * in the default context would land.  The store in the
+		 * page-table context is not made through a fixup: the context
 		 * opens the key (checked, a failed store reported, on a table
 		 * of the conformance suite's own).
 		 */
@@ -203,13 +203,13 @@ static inline void kpkeys_test_expect_path_enforced(struct kunit *test,
 		val = READ_ONCE(*(u64 *)path->entry[i]);
 		KUNIT_EXPECT_EQ_MSG(test,
 				    copy_to_kernel_nofault(path->entry[i], &val, sizeof(val)),
-				    -EFAULT, "%s: %s write at the default level",
+				    -EFAULT, "%s: %s write in the default context",
 				    what, path->name[i]);
 		scoped_guard(kpkeys_hardened_pgtables)
 			atomic64_add(0, (atomic64_t *)path->entry[i]);
 		checked++;
 	}
-	kunit_info(test, "%s: %d of %d levels keyed, stored into at the page-table level\n",
+	kunit_info(test, "%s: %d of %d levels keyed, stored into in the page-table context\n",
 		   what, checked, path->nr);
 }
 

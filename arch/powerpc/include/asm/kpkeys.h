@@ -21,13 +21,14 @@
  * The AMR is KUAP's register: it changes on every user access window
  * (allow_user_access()), and exception entry saves it and installs
  * AMR_KUAP_BLOCKED.  kpkeys only ever changes key 4's pair
- * (KPKEYS_PKEY_REG_MASK), with a read-modify-write, and the default level
- * is folded into the KUAP values: AMR_KUAP_BLOCKED gives key 4 read-only
- * access.  So entry resets the level for free, interrupt exit restores the
- * interrupted one (regs->amr), and a level switched inside a window keeps
- * the window.  Each edge of a user access window keeps key 4's pair as
- * the AMR holds it (kuap_amr_keep_kpkeys()), never the thread AMR's: a
- * window keeps the level it was opened at, and opens nothing for writing.
+ * (ARCH_KPKEYS_REG_MASK), with a read-modify-write, and the default
+ * context is folded into the KUAP values: AMR_KUAP_BLOCKED gives key 4
+ * read-only access.  So entry resets the context for free, interrupt exit
+ * restores the interrupted one (regs->amr), and a context entered inside a
+ * window keeps the window.  Each edge of a user access window keeps key
+ * 4's pair as the AMR holds it (kuap_amr_keep_kpkeys()), never the thread
+ * AMR's: a window keeps the context it was opened in, and opens nothing
+ * for writing.
  *
  * Key 4 is the lowest key that is free: 0 and 1 are reserved, 2 is the
  * execute-only key and 3 the kernel's.  With 4K pages the Linux PTE holds
@@ -38,11 +39,12 @@
  * Only under the hash MMU with KUAP on: radix has no keys for kernel
  * pages, and without KUAP nothing resets the AMR on entry.
  *
- * KPKEYS_PKEY_REG_INVAL (all ones) is no level: it has bits outside
- * key 4's pair.  The page-table level's bits are zero, so a zero-filled
- * saved state is a valid level here: the page-table guard's restore never
- * enters that level (kpkeys_hardened_pgtables_restore()), the other
- * restores trust their saved state as on every architecture.
+ * struct arch_kpkeys_state holds key 4's pair and the AMR's least
+ * significant bit (ARCH_KPKEYS_STATE_MARK: bit 63 in the ISA's numbering,
+ * key 31's load bit), which is never written
+ * from a state: the page-table context's pair is 00, so without the mark
+ * its state would be zero, which says that nothing was written.  Zeroed
+ * memory therefore restores nothing, and never the page-table context.
  *
  * Not under a hypervisor yet: the key of a bolted HPTE can only be
  * changed by the bare-metal HPTE code.  Key 4 is still kept from user
@@ -59,24 +61,26 @@
 
 #ifndef __ASSEMBLER__
 
+#include <linux/kpkeys_types.h>
 #include <linux/types.h>
 #include <asm/reg.h>
+#include <asm/synch.h>
 
-#define KPKEYS_PKEY_REG_MASK	AMR_KPKEYS_MASK
+#define ARCH_KPKEYS_REG_MASK	AMR_KPKEYS_MASK
+#define ARCH_KPKEYS_STATE_MARK	UL(0x1)
 
-static __always_inline bool arch_kpkeys_enabled(void)
+static __always_inline bool arch_kpkeys_supported(void)
 {
 	return READ_ONCE(kpkeys_ppc_enabled);
 }
 
-static __always_inline u64 arch_kpkeys_level_pkey_reg(int level)
+static __always_inline unsigned long __arch_kpkeys_ctx_reg(enum kpkeys_ctx ctx)
 {
-	return level == KPKEYS_LVL_PGTABLES ? AMR_KPKEYS_LVL_PGTABLES :
-					      AMR_KPKEYS_LVL_DEFAULT;
+	return ctx == KPKEYS_CTX_PGTABLES ? AMR_KPKEYS_CTX_PGTABLES :
+					    AMR_KPKEYS_CTX_DEFAULT;
 }
 
-/* noinstr-safe: the entry code uses it. */
-static __always_inline u64 arch_kpkeys_read_pkey_reg(void)
+static __always_inline unsigned long __arch_kpkeys_reg_read(void)
 {
 	return mfspr(SPRN_AMR);
 }
@@ -86,12 +90,14 @@ static __always_inline u64 arch_kpkeys_read_pkey_reg(void)
  * an AMR write (as set_kuap() does): the store the switch is for must see
  * the new rights, and so must the first store after a switch back.
  */
-static __always_inline void arch_kpkeys_write_pkey_reg(u64 reg)
+static __always_inline void __arch_kpkeys_reg_write(unsigned long reg)
 {
 	isync();
 	mtspr(SPRN_AMR, reg);
 	isync();
 }
+
+#include <asm-generic/kpkeys.h>
 
 #endif /* __ASSEMBLER__ */
 

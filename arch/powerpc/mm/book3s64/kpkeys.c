@@ -29,19 +29,6 @@ bool kpkeys_ppc_enabled __ro_after_init;
 /* Read by every user access window (<asm/book3s/64/kup.h>), modules too. */
 EXPORT_SYMBOL(kpkeys_ppc_enabled);
 
-/*
- * kpkeys_hardened_pgtables=off, seen early: the linear-map page size is
- * chosen long before the generic code parses its boot parameter.
- */
-static bool kpkeys_ppc_pgtables_off __initdata;
-
-static int __init kpkeys_ppc_early_param(char *arg)
-{
-	kpkeys_ppc_pgtables_off = arg && !strcmp(arg, "off");
-	return 0;
-}
-early_param("kpkeys_hardened_pgtables", kpkeys_ppc_early_param);
-
 /* The linear map has a bolted entry per base page, for set_memory_pkey(). */
 static bool kpkeys_ppc_linear_by_pages __ro_after_init;
 
@@ -61,10 +48,10 @@ bool __init kpkeys_ppc_linear_map_by_pages(void)
 {
 	const char *why = NULL;
 
-	if (!kpkeys_ppc_enabled || !IS_ENABLED(CONFIG_KPKEYS_HARDENED_PGTABLES))
-		return false;
-	if (kpkeys_ppc_pgtables_off)
+	if (!kpkeys_requested())
 		why = "kpkeys_hardened_pgtables=off";
+	else if (!kpkeys_ppc_enabled)
+		return false;
 	else if (firmware_has_feature(FW_FEATURE_LPAR))
 		why = "under a hypervisor: no HPTE call to change a bolted key yet";
 	if (why) {
@@ -102,10 +89,14 @@ void __init kpkeys_ppc_setup(void)
 			num_pkey, KPKEYS_PKEY_PGTABLES);
 		return;
 	}
+	if (!kpkeys_requested()) {
+		pr_info("not used (kpkeys_hardened_pgtables=off)\n");
+		return;
+	}
 	WRITE_ONCE(kpkeys_ppc_enabled, true);
-	pr_info("hash storage key %d for page tables: AMR %#018lx at the default level, %#018lx at the page-table level\n",
+	pr_info("hash storage key %d for page tables: AMR %#018lx in the default context, %#018lx in the page-table context\n",
 		KPKEYS_PKEY_PGTABLES, AMR_KUAP_BLOCKED,
-		(AMR_KUAP_BLOCKED & ~AMR_KPKEYS_MASK) | AMR_KPKEYS_LVL_PGTABLES);
+		(AMR_KUAP_BLOCKED & ~AMR_KPKEYS_MASK) | AMR_KPKEYS_CTX_PGTABLES);
 }
 
 static unsigned long kpkeys_pkey_to_hpte_key(int pkey)
@@ -155,7 +146,7 @@ int set_memory_pkey(unsigned long addr, int numpages, int pkey)
 	int i, ret;
 
 	/* Without keys (radix, software-only hardened page tables): nothing. */
-	if (!arch_kpkeys_enabled() || !numpages)
+	if (!kpkeys_supported() || !numpages)
 		return 0;
 	if (WARN_ON_ONCE(pkey < 0 || pkey >= num_pkey))
 		return -EINVAL;

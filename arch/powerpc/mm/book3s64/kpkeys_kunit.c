@@ -23,8 +23,8 @@
 
 /*
  * KUAP's blocked AMR: every key but 3 denied, except that key 4 (IBM bits
- * 8:9) may be loaded from (default level) or loaded and stored (page-table
- * level).
+ * 8:9) may be loaded from (default context) or loaded and stored (page-table
+ * context).
  */
 #define TEST_AMR_DEFAULT	0xfcbfffffffffffffULL
 #define TEST_AMR_PGTABLES	0xfc3fffffffffffffULL
@@ -33,7 +33,7 @@
 
 static void require_backend(struct kunit *test)
 {
-	if (!arch_kpkeys_enabled())
+	if (!kpkeys_supported())
 		kunit_skip(test, "kpkeys unavailable: see the boot log");
 }
 
@@ -49,17 +49,17 @@ static int hpte_key(struct kunit *test, unsigned long addr)
 	return ((r >> 9) & 0x7) | (((r >> 60) & 0x3) << 3);
 }
 
-/* Each level is one AMR value, KUAP's bits untouched. */
-static void amr_holds_each_level(struct kunit *test)
+/* Each context is one AMR value, KUAP's bits untouched. */
+static void amr_holds_each_context(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 def, pgt, back;
 
 	require_backend(test);
 	def = mfspr(SPRN_AMR);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	pgt = mfspr(SPRN_AMR);
-	kpkeys_restore_pkey_reg(saved);
+	kpkeys_leave_context(&saved);
 	back = mfspr(SPRN_AMR);
 
 	KUNIT_EXPECT_EQ(test, def, TEST_AMR_DEFAULT);
@@ -68,22 +68,22 @@ static void amr_holds_each_level(struct kunit *test)
 }
 
 /*
- * A user access window keeps page tables read-only, and a level switched
+ * A user access window keeps page tables read-only, and a context switched
  * inside one changes key 4 only: the window survives the switch and its
  * restore.
  */
 static void kuap_window_survives_a_switch(struct kunit *test)
 {
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 win, pgt, back;
 
 	require_backend(test);
 	/* Read-write: no KUAP value of its own sets key 4's write bit */
 	allow_user_access(NULL, KUAP_READ_WRITE);
 	win = mfspr(SPRN_AMR);
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	pgt = mfspr(SPRN_AMR);
-	kpkeys_restore_pkey_reg(saved);
+	kpkeys_leave_context(&saved);
 	back = mfspr(SPRN_AMR);
 	prevent_user_access(KUAP_READ_WRITE);
 
@@ -100,7 +100,7 @@ static void kuap_window_survives_a_switch(struct kunit *test)
  * Every kind of user access window keeps page tables read-only, even for
  * a thread whose AMR would open key 4 (UAMOR keeps user space from doing
  * that, but only where it was programmed): the window's key-4 pair is
- * the current level, whatever the thread's AMR says.  The thread AMR is
+ * the current context's, whatever the thread's AMR says.  The thread AMR is
  * faked for the test with a pt_regs of its own, interrupts off.
  */
 static void kuap_windows_keep_pgtables_read_only(struct kunit *test)
@@ -136,20 +136,20 @@ static void kuap_windows_keep_pgtables_read_only(struct kunit *test)
 }
 
 /*
- * A user access window opened at the page-table level keeps that level,
+ * A user access window opened in the page-table context keeps that context,
  * and so does its end, whichever way it ends, and so does a saved window
  * state restored after a switch: a tracepoint or a BPF program that reads
  * user memory (copy_from_user_nofault()) in the middle of a batched lazy
  * MMU section must not leave page tables read-only for the section's next
- * store, nor carry the level past the section's end.  That next store is
+ * store, nor carry the context past the section's end.  That next store is
  * made, into a keyed page table, with copy_to_kernel_nofault(): it must
- * succeed, and the same store at the default level must fault.
+ * succeed, and the same store in the default context must fault.
  */
-static void kuap_windows_keep_the_level(struct kunit *test)
+static void kuap_windows_keep_the_context(struct kunit *test)
 {
 	static const char * const kind[] = { "read", "write", "read-write" };
 	struct ptdesc *ptdesc = NULL;
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 win[3], end[3], ret, rest, back;
 	unsigned long flags, zero = 0;
 	int i, st_pgt = 0, st_def = 0;
@@ -160,8 +160,8 @@ static void kuap_windows_keep_the_level(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, ptdesc);
 	}
 
-	flags = prevent_user_access_return();	/* saved at the default level */
-	saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+	flags = prevent_user_access_return();	/* saved in the default context */
+	saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 	restore_user_access(flags);
 	rest = mfspr(SPRN_AMR);
 	allow_user_access(NULL, KUAP_READ);
@@ -182,7 +182,7 @@ static void kuap_windows_keep_the_level(struct kunit *test)
 	if (ptdesc)
 		st_pgt = copy_to_kernel_nofault(ptdesc_address(ptdesc), &zero,
 						sizeof(zero));
-	kpkeys_restore_pkey_reg(saved);
+	kpkeys_leave_context(&saved);
 	back = mfspr(SPRN_AMR);
 	if (ptdesc) {
 		st_def = copy_to_kernel_nofault(ptdesc_address(ptdesc), &zero,
@@ -191,22 +191,22 @@ static void kuap_windows_keep_the_level(struct kunit *test)
 	}
 
 	KUNIT_EXPECT_EQ_MSG(test, rest, TEST_AMR_PGTABLES,
-			    "user_access_restore() of a state saved at the default level");
+			    "user_access_restore() of a state saved in the default context");
 	for (i = 0; i < 3; i++) {
 		KUNIT_EXPECT_EQ_MSG(test, win[i] & TEST_AMR_KEY4, 0,
-				    "%s window at the page-table level: AMR %#llx",
+				    "%s window in the page-table context: AMR %#llx",
 				    kind[i], win[i]);
 		KUNIT_EXPECT_EQ_MSG(test, end[i], TEST_AMR_PGTABLES,
 				    "after a %s window", kind[i]);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, ret, TEST_AMR_PGTABLES,
-			    "user_access_save() at the page-table level");
+			    "user_access_save() in the page-table context");
 	KUNIT_EXPECT_EQ(test, back, TEST_AMR_DEFAULT);
 	if (ptdesc) {
 		KUNIT_EXPECT_EQ_MSG(test, st_pgt, 0,
 				    "page-table store after the windows faulted");
 		KUNIT_EXPECT_EQ_MSG(test, st_def, -EFAULT,
-				    "page-table store at the default level did not fault");
+				    "page-table store in the default context did not fault");
 	} else {
 		kunit_info(test, "hardened page tables off: no store made\n");
 	}
@@ -214,22 +214,22 @@ static void kuap_windows_keep_the_level(struct kunit *test)
 
 /*
  * An access to user memory outside a window is KUAP's to report
- * (__bad_kuap_fault(): "Kernel attempted to ... user page"), at either
- * level; one inside a window of its kind is not.  The AMR values are the
+ * (__bad_kuap_fault(): "Kernel attempted to ... user page"), in either
+ * context; one inside a window of its kind is not.  The AMR values are the
  * ones the CPU held, read with mfspr.
  */
-static void kuap_faults_diagnosed_at_either_level(struct kunit *test)
+static void kuap_faults_diagnosed_in_either_context(struct kunit *test)
 {
-	static const char * const lvl[] = { "default", "page-table" };
+	static const char * const ctx_name[] = { "default", "page-table" };
 	struct pt_regs regs = {};
-	struct kpkeys_saved saved;
+	struct kpkeys_state saved;
 	u64 amr[2], rd[2], wr[2];
 	int i;
 
 	require_backend(test);
 	for (i = 0; i < 2; i++) {
 		if (i)
-			saved = kpkeys_set_level(KPKEYS_LVL_PGTABLES);
+			saved = kpkeys_enter_context(KPKEYS_CTX_PGTABLES);
 		amr[i] = mfspr(SPRN_AMR);
 		allow_user_access(NULL, KUAP_READ);
 		rd[i] = mfspr(SPRN_AMR);
@@ -238,35 +238,35 @@ static void kuap_faults_diagnosed_at_either_level(struct kunit *test)
 		wr[i] = mfspr(SPRN_AMR);
 		prevent_user_access(KUAP_WRITE);
 		if (i)
-			kpkeys_restore_pkey_reg(saved);
+			kpkeys_leave_context(&saved);
 	}
 
 	for (i = 0; i < 2; i++) {
 		regs.amr = amr[i];
 		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, true),
-				      "%s level, no window: store not reported (AMR %#llx)",
-				      lvl[i], amr[i]);
+				      "%s context, no window: store not reported (AMR %#llx)",
+				      ctx_name[i], amr[i]);
 		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, false),
-				      "%s level, no window: load not reported (AMR %#llx)",
-				      lvl[i], amr[i]);
+				      "%s context, no window: load not reported (AMR %#llx)",
+				      ctx_name[i], amr[i]);
 		regs.amr = rd[i];
 		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, true),
-				      "%s level, read window: store not reported (AMR %#llx)",
-				      lvl[i], rd[i]);
+				      "%s context, read window: store not reported (AMR %#llx)",
+				      ctx_name[i], rd[i]);
 		KUNIT_EXPECT_FALSE_MSG(test, __bad_kuap_fault(&regs, 0, false),
-				       "%s level, read window: load reported (AMR %#llx)",
-				       lvl[i], rd[i]);
+				       "%s context, read window: load reported (AMR %#llx)",
+				       ctx_name[i], rd[i]);
 		regs.amr = wr[i];
 		KUNIT_EXPECT_FALSE_MSG(test, __bad_kuap_fault(&regs, 0, true),
-				       "%s level, write window: store reported (AMR %#llx)",
-				       lvl[i], wr[i]);
+				       "%s context, write window: store reported (AMR %#llx)",
+				       ctx_name[i], wr[i]);
 		KUNIT_EXPECT_TRUE_MSG(test, __bad_kuap_fault(&regs, 0, false),
-				      "%s level, write window: load not reported (AMR %#llx)",
-				      lvl[i], wr[i]);
+				      "%s context, write window: load not reported (AMR %#llx)",
+				      ctx_name[i], wr[i]);
 		/* What decides user_access_restore()'s uaccess flush */
 		KUNIT_EXPECT_TRUE_MSG(test, kuap_amr_blocked(amr[i]),
-				      "%s level: AMR %#llx not taken as blocked",
-				      lvl[i], amr[i]);
+				      "%s context: AMR %#llx not taken as blocked",
+				      ctx_name[i], amr[i]);
 		KUNIT_EXPECT_FALSE(test, kuap_amr_blocked(rd[i]));
 		KUNIT_EXPECT_FALSE(test, kuap_amr_blocked(wr[i]));
 	}
@@ -370,7 +370,7 @@ static long read_sprs(void *arg)
 }
 
 /*
- * Every online CPU runs its tasks at the default level, and its UAMOR
+ * Every online CPU runs its tasks in the default context, and its UAMOR
  * keeps key 4 from user space.  Read in task context (a kworker bound to
  * the CPU), not in an IPI: entry resets the AMR whatever the CPU's tasks
  * run with.
@@ -394,11 +394,11 @@ static void every_cpu_at_default(struct kunit *test)
 }
 
 static struct kunit_case kpkeys_powerpc_cases[] = {
-	KUNIT_CASE(amr_holds_each_level),
+	KUNIT_CASE(amr_holds_each_context),
 	KUNIT_CASE(kuap_window_survives_a_switch),
 	KUNIT_CASE(kuap_windows_keep_pgtables_read_only),
-	KUNIT_CASE(kuap_windows_keep_the_level),
-	KUNIT_CASE(kuap_faults_diagnosed_at_either_level),
+	KUNIT_CASE(kuap_windows_keep_the_context),
+	KUNIT_CASE(kuap_faults_diagnosed_in_either_context),
 	KUNIT_CASE(pgd_and_pud_pages_are_constructed),
 	KUNIT_CASE(every_cpu_at_default),
 	KUNIT_CASE(pgtable_page_has_key_4),

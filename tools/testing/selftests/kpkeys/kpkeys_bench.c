@@ -2,9 +2,9 @@
 /*
  * kpkeys_bench: the benchmark of kpkeys hardened page tables.
  *
- * The same program runs in QEMU guests (built with nolibc,
- * started by the guest's init) and as root on a machine with pkey hardware
- * (built by kselftest's make, with libc).  Every row is an operation whose
+ * The same program runs as root on a machine with pkey hardware (built by
+ * kselftest's make, with libc) and in a minimal virtual machine (built
+ * with nolibc, started by its init).  Every row is an operation whose
  * cost hardened page tables can change: fork and munmap of a touched
  * mapping, vmalloc through lib/test_vmalloc.ko, page faults, process
  * spawn, syscalls and context switches.  Each row runs once untimed and
@@ -82,8 +82,7 @@ static int json_diag;		/* ... printed as KTAP diagnostics */
 static const char * const counters[] = {
 	"reg_writes", "reg_writes_entry", "reg_writes_sched",
 	"pgtables_switches", "pgtables_switches_skipped", "lazy_mmu_sections",
-	"ptps_keyed", "set_memory_pkey_calls", "set_memory_pkey_splits",
-	"set_memory_pkey_tlb_flushes", "pool_refills",
+	"ptps_keyed", "set_memory_pkey_calls", "pool_refills",
 };
 
 #define NR_COUNTERS	ARRAY_SIZE(counters)

@@ -13,13 +13,13 @@
  * kpkeys (CONFIG_PPC_KPKEYS, <asm/kpkeys.h>): key 4 carries page-table
  * pages.  Its AMR pair is kpkeys', not KUAP's: no user page carries key 4,
  * so KUAP need not block it, and the KUAP values hold kpkeys' default
- * level there (loads allowed, stores denied): entry, which installs
- * AMR_KUAP_BLOCKED, resets the level, and no user access window opens
+ * context there (loads allowed, stores denied): entry, which installs
+ * AMR_KUAP_BLOCKED, resets the context, and no user access window opens
  * page tables for writing.
  */
 #define AMR_KPKEYS_MASK		UL(0x00c0000000000000)	/* key 4 */
-#define AMR_KPKEYS_LVL_DEFAULT	UL(0x0080000000000000)	/* key 4: R */
-#define AMR_KPKEYS_LVL_PGTABLES	UL(0)			/* key 4: RW */
+#define AMR_KPKEYS_CTX_DEFAULT	UL(0x0080000000000000)	/* key 4: R */
+#define AMR_KPKEYS_CTX_PGTABLES	UL(0)			/* key 4: RW */
 
 #ifdef CONFIG_PPC_KPKEYS
 #define AMR_KUAP_BLOCK_READ	UL(0x5415555555555555)
