@@ -171,8 +171,8 @@ sparse: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/sparse.sh check $(ARCH) $(TREE)
 
 checkpatch: series
-	@cd $(TREE) && PATH=/usr/bin:$$PATH ./scripts/checkpatch.pl --strict \
-		--ignore FILE_PATH_CHANGES $$(ls ../series/0*.patch ../series/*/0*.patch | grep -v /qemu- | grep -v 0000-cover-letter)
+	@$(SCRIPTS)/checkpatch-series.py $(TREE) series/checkpatch-allow \
+		$$(ls build/series/0*.patch build/series/*/0*.patch | grep -v /qemu- | grep -v 0000-cover-letter)
 
 build: tree-if-needed
 	@LLVM=$(LLVM) $(SCRIPTS)/alive.sh "$(ARCH): building the kernel" -- $(SCRIPTS)/build.sh $(ARCH) $(TREE)

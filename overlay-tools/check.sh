@@ -190,6 +190,7 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	boot "$label+nopks" "nopks" \
 		--expect-line "x86: PKS: disabled by 'nopks', kpkeys unavailable" \
 		--expect-line "# cpuinfo: pks absent" \
+		--expect-pass kpkeys_x86.pkrs_untouched_when_pks_is_off \
 		--expect-line "$nopks" || rc=1
 	boot "$label+cpu-pks" "" --cpu max,-pks \
 		--expect-line "x86: PKS: not supported by this CPU, kpkeys unavailable" \
@@ -210,6 +211,9 @@ for mode in ${KPKEYS_MODES-nobatch off bogus}; do
 		line="kpkeys_hardened_pgtables=$mode: invalid value, valid values are on, nobatch and off; keeping on" ;;
 	esac
 	extra=() params="kpkeys_hardened_pgtables=$mode"
+	# x86: PKS present but unused: IA32_PKRS is never written.
+	[ "$arch" = x86_64 ] && [ "$mode" = off ] &&
+		extra=(--expect-pass kpkeys_x86.pkrs_untouched_when_pks_is_off)
 	saved_expect=("${expect[@]}")
 	# powerpc keeps its large linear-map pages when the feature is off.
 	[ "$arch" = powerpc ] && [ "$mode" = off ] &&

@@ -40,6 +40,7 @@
 #define _ASM_X86_KPKEYS_H
 
 #include <linux/cpufeature.h>
+#include <linux/jump_label.h>
 #include <linux/kpkeys_types.h>
 #include <linux/percpu.h>
 #include <asm/irqflags.h>
@@ -60,10 +61,18 @@
 #define PKRS_CTX_PGTABLES	0U
 
 DECLARE_PER_CPU(u32, kpkeys_pkrs);
+DECLARE_STATIC_KEY_FALSE(kpkeys_pks_enabled);
 
+/*
+ * X86_FEATURE_PKS says the CPU has PKS from early CPU identification on;
+ * setup_pks() decides later whether kpkeys uses it, and clears it if not.
+ * Until then nothing may write IA32_PKRS: a patched-out branch, enabled
+ * by setup_pks() on the boot CPU once CR4.PKS is set.
+ */
 static __always_inline bool arch_kpkeys_supported(void)
 {
-	return cpu_feature_enabled(X86_FEATURE_PKS);
+	return cpu_feature_enabled(X86_FEATURE_PKS) &&
+	       static_branch_unlikely(&kpkeys_pks_enabled);
 }
 
 static __always_inline unsigned long __arch_kpkeys_ctx_reg(enum kpkeys_ctx ctx)
