@@ -195,6 +195,7 @@ if [ "$arch" = x86_64 ] && [ -n "${KPKEYS_MODES-x}" ]; then
 	boot "$label+cpu-pks" "" --cpu max,-pks \
 		--expect-line "x86: PKS: not supported by this CPU, kpkeys unavailable" \
 		--expect-line "# cpuinfo: pks absent" \
+		--expect-pass kpkeys_x86.pkrs_untouched_when_pks_is_off \
 		--expect-line "$nopks" || rc=1
 	# PTI's user copy of the kernel part is walked, keyed and checked too.
 	boot "$label+pti" "pti=on" \

@@ -280,6 +280,16 @@ test_runner_detects_oops() {
 
 # The benchmark suite: its statistics and report (synthetic samples), and
 # bad input refused before anything is built or booted.
+# make checkpatch's wrapper: excuses only the reports it lists, by level,
+# type, file and line, and fails on a stale entry or output it cannot read.
+test_checkpatch_wrapper() {
+	if python3 "$KPKEYS_REPO/overlay-tools/test_checkpatch_series.py" >"$work/checkpatch.out" 2>&1; then
+		record checkpatch_wrapper_excuses_only_listed_reports 0
+	else
+		record checkpatch_wrapper_excuses_only_listed_reports 1 "$(tail -n 8 "$work/checkpatch.out")"
+	fi
+}
+
 test_bench() {
 	local out
 	if python3 "$KPKEYS_REPO/overlay-tools/test_bench.py" >"$work/bench.out" 2>&1; then
@@ -415,7 +425,7 @@ series_tooling_re="make (check|test|bisect-check|series|bench)|the project's|kpk
 # report but the reviewed false positives of series/checkpatch-allow, and
 # get_maintainer.pl names the kpkeys entry for every patch.
 test_series() {
-	local out=$work/series broken=$work/series-broken p n errs bad=""
+	local out=$work/series broken=$work/series-broken p n cp bad=""
 	if ! python3 "$KPKEYS_REPO/overlay-tools/tree.py" series --tree "$tree" \
 		--signoff "kpkeys tooling test <tooling@kpkeys.invalid>" \
 		--out "$out" 2>"$work/series.err"; then
@@ -805,6 +815,7 @@ test_results
 test_busybox
 test_build_qemu
 test_bench
+test_checkpatch_wrapper
 test_sparse
 test_wrong_version_refused
 test_dropped_option_detected

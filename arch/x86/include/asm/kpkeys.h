@@ -39,7 +39,6 @@
 #ifndef _ASM_X86_KPKEYS_H
 #define _ASM_X86_KPKEYS_H
 
-#include <linux/cpufeature.h>
 #include <linux/jump_label.h>
 #include <linux/kpkeys_types.h>
 #include <linux/percpu.h>
@@ -71,8 +70,7 @@ DECLARE_STATIC_KEY_FALSE(kpkeys_pks_enabled);
  */
 static __always_inline bool arch_kpkeys_supported(void)
 {
-	return cpu_feature_enabled(X86_FEATURE_PKS) &&
-	       static_branch_unlikely(&kpkeys_pks_enabled);
+	return static_branch_unlikely(&kpkeys_pks_enabled);
 }
 
 static __always_inline unsigned long __arch_kpkeys_ctx_reg(enum kpkeys_ctx ctx)
